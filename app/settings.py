@@ -1,0 +1,125 @@
+"""One settings object for the whole service, read from `MEMORIA_*` env vars and `.env`.
+
+Nested sections use `__` as the delimiter, e.g. `MEMORIA_DATABASE__URL`. Unknown keys are rejected
+so a typo in a deploy manifest fails loudly instead of being ignored.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import platformdirs
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+#: Embedding dimensions of the models we know, so `memoria migrate` can fix D without loading a model.
+KNOWN_MODEL_DIMENSIONS: dict[str, int] = {
+    "all-MiniLM-L6-v2": 384,
+    "sentence-transformers/all-MiniLM-L6-v2": 384,
+    "voyage-3.5": 1024,
+    "voyage-3.5-lite": 1024,
+    "voyage-3": 1024,
+    "voyage-3-large": 1024,
+}
+
+DEFAULT_LOCAL_MODEL = "all-MiniLM-L6-v2"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DatabaseSettings(_Section):
+    url: str | None = Field(
+        default=None,
+        description="PostgreSQL URL for writes (and reads unless read_url is set). Unset = embedded.",
+    )
+    read_url: str | None = Field(default=None, description="Optional read-only URL used by recall.")
+    data_dir: Path = Field(
+        default_factory=lambda: Path(platformdirs.user_data_dir("memoria")) / "pgdata",
+        description="Data directory of the embedded PostgreSQL (used only when url is unset).",
+    )
+    database: str = Field(default="memoria", description="Database name inside the embedded server.")
+    statement_cache_size: int = Field(
+        default=100,
+        ge=0,
+        description="asyncpg prepared-statement cache; 0 behind PgBouncer < 1.21 in transaction mode.",
+    )
+    pool_min_size: int = Field(default=1, ge=0)
+    pool_max_size: int = Field(default=10, ge=1)
+    command_timeout_s: float = Field(default=10.0, gt=0)
+
+
+class ServerSettings(_Section):
+    host: str = "127.0.0.1"
+    port: int = Field(default=8080, ge=0, le=65535)
+    max_body_bytes: int = Field(default=1_048_576, ge=1024, description="Larger request bodies get 413.")
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+
+
+class EmbeddingSettings(_Section):
+    provider: Literal["local", "voyage", "openai-compatible"] = "local"
+    model: str | None = Field(default=None, description="Model name or path; default depends on provider.")
+    dimension: int | None = Field(default=None, ge=1, le=16000, description="Override for unknown models.")
+    device: str = "cpu"
+    max_concurrency: int = Field(default=2, ge=1, description="Concurrent model calls (worker threads).")
+    voyage_api_key: SecretStr | None = None
+    base_url: str | None = Field(default=None, description="Base URL of an OpenAI-compatible endpoint.")
+    timeout_s: float = Field(default=10.0, gt=0)
+
+    @property
+    def model_name(self) -> str:
+        if self.model:
+            return self.model
+        return "voyage-3.5" if self.provider == "voyage" else DEFAULT_LOCAL_MODEL
+
+    @property
+    def resolved_dimension(self) -> int:
+        """The vector width this configuration produces; fixed into the schema on first migration."""
+        if self.dimension is not None:
+            return self.dimension
+        name = self.model_name
+        if name in KNOWN_MODEL_DIMENSIONS:
+            return KNOWN_MODEL_DIMENSIONS[name]
+        raise ValueError(
+            f"unknown embedding dimension for model {name!r}: set MEMORIA_EMBEDDINGS__DIMENSION"
+        )
+
+
+class MemorySettings(_Section):
+    max_content_chars: int = Field(default=4000, ge=1, le=100_000)
+    max_tags: int = Field(default=32, ge=0)
+    max_tag_chars: int = Field(default=64, ge=1)
+    max_batch: int = Field(default=100, ge=1, le=1000)
+    max_keywords_chars: int = Field(default=2000, ge=0)
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="MEMORIA_",
+        env_nested_delimiter="__",
+        env_file=".env",
+        extra="forbid",
+        frozen=True,
+    )
+
+    database: DatabaseSettings = Field(default_factory=DatabaseSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
+    embeddings: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    memories: MemorySettings = Field(default_factory=MemorySettings)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _reject_unknown_env(cls, data: Any) -> Any:
+        """pydantic-settings ignores unknown top-level `MEMORIA_*` variables; we refuse them."""
+        known = {name.upper() for name in cls.model_fields}
+        unknown = sorted(
+            key
+            for key in os.environ
+            if key.upper().startswith("MEMORIA_") and key[8:].upper().split("__")[0] not in known
+        )
+        if unknown:
+            raise ValueError(f"unknown setting(s) in the environment: {', '.join(unknown)}")
+        return data

@@ -1,0 +1,160 @@
+# Ingress rules for the database tier. Only ingress is restricted: instance pods need egress to the
+# object store and the Kubernetes API (backups, leader election), which varies per cloud.
+#
+#   API pods      --5432-->  pooler pods   --5432-->  instance pods
+#   migration Job --5432-------------------------->  instance pods (the -rw service, no pooler)
+#   operator      --8000-->  instance pods (instance manager status endpoint)
+#   instances     --5432/8000--> instances (streaming replication, instance manager)
+
+locals {
+  pooler_names = [local.pooler_rw_name, local.pooler_ro_name]
+}
+
+resource "kubernetes_network_policy_v1" "instances" {
+  metadata {
+    name      = "${var.cluster_name}-instances"
+    namespace = var.namespace
+    labels    = local.labels
+  }
+
+  spec {
+    pod_selector {
+      match_labels = {
+        "cnpg.io/cluster" = var.cluster_name
+        "cnpg.io/podRole" = "instance"
+      }
+    }
+
+    policy_types = ["Ingress"]
+
+    # Replication and instance-manager traffic between the instances of this cluster.
+    ingress {
+      from {
+        pod_selector {
+          match_labels = {
+            "cnpg.io/cluster" = var.cluster_name
+            "cnpg.io/podRole" = "instance"
+          }
+        }
+      }
+      ports {
+        port     = "5432"
+        protocol = "TCP"
+      }
+      ports {
+        port     = "8000"
+        protocol = "TCP"
+      }
+    }
+
+    # PgBouncer pods of both poolers.
+    ingress {
+      from {
+        pod_selector {
+          match_expressions {
+            key      = "cnpg.io/poolerName"
+            operator = "In"
+            values   = local.pooler_names
+          }
+        }
+      }
+      ports {
+        port     = "5432"
+        protocol = "TCP"
+      }
+    }
+
+    # The migration Job connects straight to the primary (<cluster>-rw).
+    ingress {
+      from {
+        pod_selector {
+          match_labels = var.migration_pod_labels
+        }
+      }
+      ports {
+        port     = "5432"
+        protocol = "TCP"
+      }
+    }
+
+    # The operator polls the instance manager and runs declarative Database/Role reconciliation.
+    ingress {
+      from {
+        namespace_selector {
+          match_labels = { "kubernetes.io/metadata.name" = var.operator_namespace }
+        }
+      }
+      ports {
+        port     = "8000"
+        protocol = "TCP"
+      }
+      ports {
+        port     = "5432"
+        protocol = "TCP"
+      }
+    }
+
+    dynamic "ingress" {
+      for_each = var.monitoring_namespace == null ? [] : [var.monitoring_namespace]
+      content {
+        from {
+          namespace_selector {
+            match_labels = { "kubernetes.io/metadata.name" = ingress.value }
+          }
+        }
+        ports {
+          port     = "9187"
+          protocol = "TCP"
+        }
+      }
+    }
+  }
+}
+
+resource "kubernetes_network_policy_v1" "poolers" {
+  metadata {
+    name      = "${var.cluster_name}-poolers"
+    namespace = var.namespace
+    labels    = local.labels
+  }
+
+  spec {
+    pod_selector {
+      match_expressions {
+        key      = "cnpg.io/poolerName"
+        operator = "In"
+        values   = local.pooler_names
+      }
+    }
+
+    policy_types = ["Ingress"]
+
+    # Only the API pods use the poolers.
+    ingress {
+      from {
+        pod_selector {
+          match_labels = var.client_pod_labels
+        }
+      }
+      ports {
+        port     = "5432"
+        protocol = "TCP"
+      }
+    }
+
+    dynamic "ingress" {
+      for_each = var.monitoring_namespace == null ? [] : [var.monitoring_namespace]
+      content {
+        from {
+          namespace_selector {
+            match_labels = { "kubernetes.io/metadata.name" = ingress.value }
+          }
+        }
+        ports {
+          port     = "9127"
+          protocol = "TCP"
+        }
+      }
+    }
+  }
+}

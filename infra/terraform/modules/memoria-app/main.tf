@@ -1,0 +1,416 @@
+# The Memoria API on Kubernetes: settings, secrets, the migration Job and the Deployment.
+#
+# Settings are environment variables with the MEMORIA_ prefix and `__` between nested sections
+# (MEMORIA_DATABASE__URL). Unknown MEMORIA_* names are rejected by the app at startup, so only real
+# settings go into the ConfigMap.
+
+locals {
+  labels = merge(var.labels, {
+    "app.kubernetes.io/name"       = "memoria"
+    "app.kubernetes.io/part-of"    = "memoria"
+    "app.kubernetes.io/managed-by" = "terraform"
+  })
+  api_labels       = merge(local.labels, var.api_pod_labels)
+  migration_labels = merge(local.labels, var.migration_pod_labels)
+
+  http_port       = 8080
+  model_cache_dir = "/var/cache/memoria"
+  url_query       = "?sslmode=${var.database_sslmode}"
+
+  # Credentials come from the CNPG-generated secret through $(VAR) expansion, so the password never
+  # passes through Terraform state. DB_USERNAME/DB_PASSWORD are declared before the URLs that use them.
+  write_url  = "postgresql://$(DB_USERNAME):$(DB_PASSWORD)@${var.database_write_host}:${var.database_port}/${var.database_name}${local.url_query}"
+  read_url   = "postgresql://$(DB_USERNAME):$(DB_PASSWORD)@${coalesce(var.database_read_host, var.database_write_host)}:${var.database_port}/${var.database_name}${local.url_query}"
+  direct_url = "postgresql://$(DB_USERNAME):$(DB_PASSWORD)@${var.database_direct_host}:${var.database_port}/${var.database_name}${local.url_query}"
+
+  settings = merge(
+    {
+      MEMORIA_SERVER__HOST                   = "0.0.0.0"
+      MEMORIA_SERVER__PORT                   = tostring(local.http_port)
+      MEMORIA_SERVER__LOG_LEVEL              = var.log_level
+      MEMORIA_DATABASE__STATEMENT_CACHE_SIZE = tostring(var.statement_cache_size)
+      MEMORIA_DATABASE__POOL_MAX_SIZE        = tostring(var.pool_max_size)
+      MEMORIA_EMBEDDINGS__PROVIDER           = var.embeddings_provider
+      # Writable model cache on the emptyDir; the root filesystem is read-only.
+      HF_HOME = "${local.model_cache_dir}/huggingface"
+    },
+    { for k, v in { MEMORIA_EMBEDDINGS__MODEL = var.embeddings_model } : k => v if v != null },
+    { for k, v in { MEMORIA_EMBEDDINGS__DIMENSION = var.embeddings_dimension } : k => tostring(v) if v != null },
+    { for k, v in { MEMORIA_EMBEDDINGS__BASE_URL = var.embeddings_base_url } : k => v if v != null },
+    var.extra_env,
+  )
+
+  # The voyage client reads VOYAGE_API_KEY; Memoria's own setting is embeddings.voyage_api_key.
+  secret_env = merge(
+    {
+      for k, v in {
+        VOYAGE_API_KEY                     = var.voyage_api_key
+        MEMORIA_EMBEDDINGS__VOYAGE_API_KEY = var.voyage_api_key
+      } : k => v if v != null
+    },
+    var.extra_secret_env,
+  )
+
+  # A new image gets a new migration Job (Jobs are immutable), which runs before the Deployment rolls.
+  migration_job_name = "${var.name}-migrate-${substr(sha256(var.image), 0, 10)}"
+}
+
+resource "kubernetes_service_account_v1" "memoria" {
+  metadata {
+    name      = var.name
+    namespace = var.namespace
+    labels    = local.labels
+  }
+
+  # Memoria never calls the Kubernetes API.
+  automount_service_account_token = false
+}
+
+resource "kubernetes_config_map_v1" "settings" {
+  metadata {
+    name      = "${var.name}-settings"
+    namespace = var.namespace
+    labels    = local.labels
+  }
+
+  data = local.settings
+}
+
+resource "kubernetes_secret_v1" "memoria" {
+  metadata {
+    name      = "${var.name}-secrets"
+    namespace = var.namespace
+    labels    = local.labels
+  }
+
+  type = "Opaque"
+  data = local.secret_env
+
+  lifecycle {
+    precondition {
+      condition     = var.embeddings_provider != "voyage" || var.voyage_api_key != null
+      error_message = "embeddings_provider = voyage needs voyage_api_key."
+    }
+  }
+}
+
+# `memoria migrate` = alembic upgrade head, then exit. It connects to <cluster>-rw directly, never
+# through PgBouncer: CREATE INDEX CONCURRENTLY and advisory locks need one session for the whole run,
+# which transaction pooling does not give.
+resource "kubernetes_job_v1" "migrate" {
+  metadata {
+    name      = local.migration_job_name
+    namespace = var.namespace
+    labels    = local.migration_labels
+  }
+
+  spec {
+    backoff_limit           = 3
+    active_deadline_seconds = var.migration_timeout_minutes * 60
+
+    template {
+      metadata {
+        labels = local.migration_labels
+      }
+
+      spec {
+        restart_policy                  = "Never"
+        service_account_name            = kubernetes_service_account_v1.memoria.metadata[0].name
+        automount_service_account_token = false
+
+        security_context {
+          run_as_non_root = true
+          run_as_user     = 10001
+          run_as_group    = 10001
+          fs_group        = 10001
+          seccomp_profile {
+            type = "RuntimeDefault"
+          }
+        }
+
+        container {
+          name              = "migrate"
+          image             = var.image
+          image_pull_policy = var.image_pull_policy
+          command           = ["memoria"]
+          args              = ["migrate"]
+
+          # Same embedding settings as the API: the migration fixes the vector dimension.
+          env_from {
+            config_map_ref {
+              name = kubernetes_config_map_v1.settings.metadata[0].name
+            }
+          }
+
+          env {
+            name = "DB_USERNAME"
+            value_from {
+              secret_key_ref {
+                name = var.database_credentials_secret
+                key  = "username"
+              }
+            }
+          }
+          env {
+            name = "DB_PASSWORD"
+            value_from {
+              secret_key_ref {
+                name = var.database_credentials_secret
+                key  = "password"
+              }
+            }
+          }
+          env {
+            name  = "MEMORIA_DATABASE__URL"
+            value = local.direct_url
+          }
+
+          resources {
+            requests = var.resources.requests
+            limits   = var.resources.limits
+          }
+
+          security_context {
+            allow_privilege_escalation = false
+            privileged                 = false
+            read_only_root_filesystem  = true
+            run_as_non_root            = true
+            run_as_user                = 10001
+            run_as_group               = 10001
+            capabilities {
+              drop = ["ALL"]
+            }
+            seccomp_profile {
+              type = "RuntimeDefault"
+            }
+          }
+
+          volume_mount {
+            name       = "tmp"
+            mount_path = "/tmp"
+          }
+          volume_mount {
+            name       = "model-cache"
+            mount_path = local.model_cache_dir
+          }
+        }
+
+        volume {
+          name = "tmp"
+          empty_dir {
+            size_limit = "256Mi"
+          }
+        }
+        volume {
+          name = "model-cache"
+          empty_dir {
+            size_limit = var.model_cache_size_limit
+          }
+        }
+      }
+    }
+  }
+
+  wait_for_completion = true
+
+  timeouts {
+    create = "${var.migration_timeout_minutes}m"
+    update = "${var.migration_timeout_minutes}m"
+  }
+}
+
+resource "kubernetes_deployment_v1" "api" {
+  metadata {
+    name      = var.name
+    namespace = var.namespace
+    labels    = local.api_labels
+  }
+
+  spec {
+    replicas = var.replicas
+
+    selector {
+      match_labels = var.api_pod_labels
+    }
+
+    strategy {
+      type = "RollingUpdate"
+      rolling_update {
+        max_surge       = "1"
+        max_unavailable = "0"
+      }
+    }
+
+    template {
+      metadata {
+        labels = local.api_labels
+        annotations = {
+          # Roll the pods when settings or secrets change.
+          "checksum/settings" = sha256(jsonencode(local.settings))
+          "checksum/secrets"  = sha256(jsonencode(local.secret_env))
+        }
+      }
+
+      spec {
+        service_account_name             = kubernetes_service_account_v1.memoria.metadata[0].name
+        automount_service_account_token  = false
+        termination_grace_period_seconds = 30
+
+        security_context {
+          run_as_non_root = true
+          run_as_user     = 10001
+          run_as_group    = 10001
+          fs_group        = 10001
+          seccomp_profile {
+            type = "RuntimeDefault"
+          }
+        }
+
+        topology_spread_constraint {
+          max_skew           = 1
+          topology_key       = "kubernetes.io/hostname"
+          when_unsatisfiable = "ScheduleAnyway"
+          label_selector {
+            match_labels = var.api_pod_labels
+          }
+        }
+
+        container {
+          name              = "memoria"
+          image             = var.image
+          image_pull_policy = var.image_pull_policy
+          args              = ["serve"]
+
+          port {
+            name           = "http"
+            container_port = local.http_port
+            protocol       = "TCP"
+          }
+
+          env_from {
+            config_map_ref {
+              name = kubernetes_config_map_v1.settings.metadata[0].name
+            }
+          }
+          env_from {
+            secret_ref {
+              name = kubernetes_secret_v1.memoria.metadata[0].name
+            }
+          }
+
+          env {
+            name = "DB_USERNAME"
+            value_from {
+              secret_key_ref {
+                name = var.database_credentials_secret
+                key  = "username"
+              }
+            }
+          }
+          env {
+            name = "DB_PASSWORD"
+            value_from {
+              secret_key_ref {
+                name = var.database_credentials_secret
+                key  = "password"
+              }
+            }
+          }
+          # Writes go through the read-write pooler...
+          env {
+            name  = "MEMORIA_DATABASE__URL"
+            value = local.write_url
+          }
+          # ...and recall reads through the read-only pooler, which spreads them over the replicas.
+          env {
+            name  = "MEMORIA_DATABASE__READ_URL"
+            value = local.read_url
+          }
+
+          resources {
+            requests = var.resources.requests
+            limits   = var.resources.limits
+          }
+
+          # Ready = can serve traffic (database reachable, model loaded).
+          readiness_probe {
+            http_get {
+              path = "/readyz"
+              port = "http"
+            }
+            period_seconds    = 10
+            timeout_seconds   = 3
+            failure_threshold = 3
+          }
+
+          # Alive = the process answers; never checks the database, so a database outage does not
+          # restart every pod.
+          liveness_probe {
+            http_get {
+              path = "/healthz"
+              port = "http"
+            }
+            period_seconds    = 20
+            timeout_seconds   = 3
+            failure_threshold = 3
+          }
+
+          # Loading the local embedding model can take a while on a cold node.
+          startup_probe {
+            http_get {
+              path = "/healthz"
+              port = "http"
+            }
+            period_seconds    = 5
+            failure_threshold = 36
+          }
+
+          security_context {
+            allow_privilege_escalation = false
+            privileged                 = false
+            read_only_root_filesystem  = true
+            run_as_non_root            = true
+            run_as_user                = 10001
+            run_as_group               = 10001
+            capabilities {
+              drop = ["ALL"]
+            }
+            seccomp_profile {
+              type = "RuntimeDefault"
+            }
+          }
+
+          volume_mount {
+            name       = "tmp"
+            mount_path = "/tmp"
+          }
+          volume_mount {
+            name       = "model-cache"
+            mount_path = local.model_cache_dir
+          }
+        }
+
+        volume {
+          name = "tmp"
+          empty_dir {
+            size_limit = "256Mi"
+          }
+        }
+        volume {
+          name = "model-cache"
+          empty_dir {
+            size_limit = var.model_cache_size_limit
+          }
+        }
+      }
+    }
+  }
+
+  # The HPA owns the replica count after the first apply.
+  lifecycle {
+    ignore_changes = [spec[0].replicas]
+  }
+
+  # Schema first, then new pods.
+  depends_on = [kubernetes_job_v1.migrate]
+}

