@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import signal
 import sys
 from collections.abc import Awaitable, Callable
+from types import FrameType
 from typing import TypeVar
 
 import asyncpg
@@ -65,6 +67,10 @@ def serve(host: str | None, port: int | None, no_migrate: bool) -> None:
 
     settings = _settings()
     logging.getLogger("app").setLevel(logging.INFO)
+    # uvicorn shuts down gracefully on SIGTERM/SIGINT and then re-raises the signal; turning it
+    # into SystemExit unwinds through `database_url`, which stops the embedded PostgreSQL.
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, _exit_on_signal)
     try:
         with database_url(settings, migrate=not no_migrate, serve_lock=True) as url:
             app = create_app(with_database_url(settings, url))
@@ -77,6 +83,10 @@ def serve(host: str | None, port: int | None, no_migrate: bool) -> None:
             )
     except (ServeLockError, SchemaMismatch) as exc:
         raise click.ClickException(str(exc)) from exc
+
+
+def _exit_on_signal(signum: int, _frame: FrameType | None) -> None:
+    raise SystemExit(0)
 
 
 @main.command()

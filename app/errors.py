@@ -84,7 +84,7 @@ def internal_error_handler(request: Request[Any, Any, Any], exc: Exception) -> R
     )
 
 
-EXCEPTION_HANDLERS: dict[type[Exception], Any] = {
+EXCEPTION_HANDLERS: dict[int | type[Exception], Any] = {
     HTTPException: http_exception_handler,
     Exception: internal_error_handler,
 }

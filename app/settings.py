@@ -83,9 +83,7 @@ class EmbeddingSettings(_Section):
         name = self.model_name
         if name in KNOWN_MODEL_DIMENSIONS:
             return KNOWN_MODEL_DIMENSIONS[name]
-        raise ValueError(
-            f"unknown embedding dimension for model {name!r}: set MEMORIA_EMBEDDINGS__DIMENSION"
-        )
+        raise ValueError(f"unknown embedding dimension for model {name!r}: set MEMORIA_EMBEDDINGS__DIMENSION")
 
 
 class MemorySettings(_Section):

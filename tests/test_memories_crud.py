@@ -157,7 +157,9 @@ async def test_list_paginates_with_a_stable_cursor(client: Client, alice: dict[s
     assert seen == sorted(ids, reverse=True)
 
 
-async def test_list_filters_by_namespace_category_tags_and_time(client: Client, alice: dict[str, str]) -> None:
+async def test_list_filters_by_namespace_category_tags_and_time(
+    client: Client, alice: dict[str, str]
+) -> None:
     a = await store(client, alice, content="a", namespace="ns1", category="fact", tags=["x", "y"])
     b = await store(client, alice, content="b", namespace="ns1", category="pref", tags=["x"])
     c = await store(client, alice, content="c", namespace="ns2", tags=["y"])

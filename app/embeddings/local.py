@@ -64,7 +64,9 @@ class LocalEmbedder:
         from sentence_transformers import SentenceTransformer
 
         model = SentenceTransformer(resolve_local_model(self._model_name), device=self._settings.device)
-        dimension_of = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        dimension_of = (
+            getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        )
         width = dimension_of()
         if width != self._dimension:
             raise EmbeddingError(

@@ -20,7 +20,9 @@ async def readyz(request: Request[Any, Any, Any]) -> Response[dict[str, Any]]:
     try:
         revision = await state.db.write.fetchval("SELECT version_num FROM alembic_version")
         checks["database"] = "ok"
-        checks["migrations"] = "ok" if revision == state.head_revision else f"at {revision}, head is {state.head_revision}"
+        checks["migrations"] = (
+            "ok" if revision == state.head_revision else f"at {revision}, head is {state.head_revision}"
+        )
     except Exception as exc:  # any failure means "not ready", never a 500
         checks["database"] = f"unreachable: {type(exc).__name__}"
         checks["migrations"] = "unknown"

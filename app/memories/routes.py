@@ -40,7 +40,11 @@ class MemoryController(Controller):
 
     @get("/{memory_id:int}", summary="Read one memory")
     async def read(
-        self, request: AuthRequest, memory_id: MemoryId, memories: Service, include_deleted: FromQuery[bool] = False
+        self,
+        request: AuthRequest,
+        memory_id: MemoryId,
+        memories: Service,
+        include_deleted: FromQuery[bool] = False,
     ) -> Memory:
         return await memories.get(request.user.id, memory_id, include_deleted)
 

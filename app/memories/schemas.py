@@ -30,12 +30,12 @@ class MemoryPatch(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """Fields to change; absent fields stay as they are, `null` clears an optional field."""
 
     content: str | UnsetType = UNSET
-    category: Category | None | UnsetType = UNSET
+    category: Category | UnsetType | None = UNSET
     tags: list[str] | UnsetType = UNSET
     importance: Importance | UnsetType = UNSET
-    expanded_keywords: str | None | UnsetType = UNSET
+    expanded_keywords: str | UnsetType | None = UNSET
     is_sensitive: bool | UnsetType = UNSET
-    source: str | None | UnsetType = UNSET
+    source: str | UnsetType | None = UNSET
     metadata: dict[str, Any] | UnsetType = UNSET
 
 

@@ -143,7 +143,10 @@ class MemoryService:
                     new_id = await conn.fetchval(sql.LIVE_ID_BY_HASH, ns_of[i], hashes[i])
                 results.append(
                     StoreResult(
-                        id=new_id, namespace=memory.namespace, duplicate=duplicate, embedded=vector is not None
+                        id=new_id,
+                        namespace=memory.namespace,
+                        duplicate=duplicate,
+                        embedded=vector is not None,
                     )
                 )
         return results
@@ -231,4 +234,3 @@ class MemoryService:
             deleted = await conn.fetchval(sql.PURGE if purge else sql.SOFT_DELETE, memory_id, user_id)
         if deleted is None:
             raise NotFound(f"memory {memory_id} not found")
-

@@ -32,9 +32,7 @@ def clean_content(content: str, limits: MemorySettings, where: str = "content") 
     if not text:
         raise InvalidInput(f"{where} must not be empty")
     if len(text) > limits.max_content_chars:
-        raise InvalidInput(
-            f"{where} is {len(text)} characters; the limit is {limits.max_content_chars}"
-        )
+        raise InvalidInput(f"{where} is {len(text)} characters; the limit is {limits.max_content_chars}")
     return text
 
 

@@ -112,8 +112,7 @@ def upgrade() -> None:
     )
     op.execute("CREATE INDEX memories_tags_idx ON memories USING gin (tags)")
     op.execute(
-        "CREATE INDEX memories_unembedded_idx ON memories (id) "
-        "WHERE embedding IS NULL AND deleted_at IS NULL"
+        "CREATE INDEX memories_unembedded_idx ON memories (id) WHERE embedding IS NULL AND deleted_at IS NULL"
     )
 
     op.execute(

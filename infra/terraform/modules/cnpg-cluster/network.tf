@@ -4,7 +4,7 @@
 #   API pods      --5432-->  pooler pods   --5432-->  instance pods
 #   migration Job --5432-------------------------->  instance pods (the -rw service, no pooler)
 #   operator      --8000-->  instance pods (instance manager status endpoint)
-#   instances     --5432/8000--> instances (streaming replication, instance manager)
+#   cluster pods  --5432/8000--> instances (streaming replication, join Jobs, instance manager)
 
 locals {
   pooler_names = [local.pooler_rw_name, local.pooler_ro_name]
@@ -27,13 +27,14 @@ resource "kubernetes_network_policy_v1" "instances" {
 
     policy_types = ["Ingress"]
 
-    # Replication and instance-manager traffic between the instances of this cluster.
+    # Replication and instance-manager traffic inside this cluster: the instances themselves and the
+    # operator's bootstrap Jobs (initdb, join = pg_basebackup of a new replica, recovery), which
+    # carry the cnpg.io/cluster label but not cnpg.io/podRole=instance.
     ingress {
       from {
         pod_selector {
           match_labels = {
             "cnpg.io/cluster" = var.cluster_name
-            "cnpg.io/podRole" = "instance"
           }
         }
       }

@@ -94,17 +94,8 @@ resource "kubernetes_network_policy_v1" "api" {
       content {
         to {
           ip_block {
-            cidr   = var.external_egress_cidrs[0]
+            cidr   = var.external_egress_cidr
             except = var.external_egress_except
-          }
-        }
-        dynamic "to" {
-          for_each = slice(var.external_egress_cidrs, 1, length(var.external_egress_cidrs))
-          content {
-            ip_block {
-              cidr   = to.value
-              except = [for c in var.external_egress_except : c if cidrsubnet(c, 0, 0) != c || true]
-            }
           }
         }
         ports {

@@ -219,14 +219,14 @@ variable "dns_pod_labels" {
   description = "Labels of the cluster DNS pods."
 }
 
-variable "external_egress_cidrs" {
-  type        = list(string)
-  description = "CIDRs the API may reach on 443 when the embedding provider is remote (voyage or openai-compatible)."
+variable "external_egress_cidr" {
+  type        = string
+  description = "CIDR the API may reach on 443 when the embedding provider is remote (voyage or openai-compatible). NetworkPolicy cannot match host names, so this is an address range."
 }
 
 variable "external_egress_except" {
   type        = list(string)
-  description = "CIDRs carved out of external_egress_cidrs (private ranges by default)."
+  description = "CIDRs carved out of external_egress_cidr (the private ranges by default); each must lie inside it."
 }
 
 # --- ingress --------------------------------------------------------------------------------------

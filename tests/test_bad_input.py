@@ -1,0 +1,155 @@
+"""Every bad input gets a 4xx problem body that says what was wrong, and nothing is written."""
+
+from __future__ import annotations
+
+import json
+
+import asyncpg
+import pytest
+from litestar import Litestar
+from litestar.testing import AsyncTestClient
+
+Client = AsyncTestClient[Litestar]
+
+BAD_STORE_BODIES = [
+    pytest.param({}, 422, "content", id="missing-content"),
+    pytest.param({"content": 5}, 422, "Expected `str`", id="content-wrong-type"),
+    pytest.param({"content": ""}, 422, "must not be empty", id="empty-content"),
+    pytest.param({"content": "   \n\t"}, 422, "must not be empty", id="blank-content"),
+    pytest.param({"content": "x" * 4001}, 422, "limit is 4000", id="over-long-content"),
+    pytest.param({"content": "ok", "importance": 1.5}, 422, "<= 1.0", id="importance-above-1"),
+    pytest.param({"content": "ok", "importance": -0.1}, 422, ">= 0.0", id="importance-below-0"),
+    pytest.param(
+        {"content": "ok", "importance": "high"}, 422, "Expected `float`", id="importance-wrong-type"
+    ),
+    pytest.param(
+        {"content": "ok", "tags": [f"t{i}" for i in range(33)]}, 422, "limit is 32", id="too-many-tags"
+    ),
+    pytest.param({"content": "ok", "tags": "notalist"}, 422, "Expected `array`", id="tags-wrong-type"),
+    pytest.param({"content": "ok", "tags": [""]}, 422, "must not be empty", id="empty-tag"),
+    pytest.param({"content": "a\u0000b"}, 422, "NUL", id="nul-in-content"),
+    pytest.param({"content": "ok", "metadata": {"k": "v\u0000"}}, 422, "NUL", id="nul-in-metadata"),
+    pytest.param({"content": "ok", "tags": ["a\u0000"]}, 422, "NUL", id="nul-in-tag"),
+    pytest.param({"content": "ok", "colour": "red"}, 422, "unknown field `colour`", id="unknown-field"),
+    pytest.param({"content": "ok", "namespace": "../etc"}, 422, "invalid namespace", id="bad-namespace"),
+    pytest.param({"content": "ok", "namespace": ""}, 422, "invalid namespace", id="empty-namespace"),
+    pytest.param({"content": "ok", "category": "c" * 65}, 422, "length <= 64", id="long-category"),
+    pytest.param([], 422, "batch is empty", id="empty-batch"),
+    pytest.param([{"content": f"m{i}"} for i in range(101)], 422, "at most 100", id="batch-too-large"),
+    pytest.param([{"content": "fine"}, {"content": ""}], 422, "[1].content", id="bad-item-in-batch"),
+    pytest.param("just a string", 422, "Expected `object | array`", id="json-string-body"),
+]
+
+
+async def _memory_count(conn: asyncpg.Connection) -> int:
+    return int(await conn.fetchval("SELECT count(*) FROM memories"))
+
+
+def _assert_problem(response: object, status: int, needle: str) -> None:
+    assert response.status_code == status, response.text  # type: ignore[attr-defined]
+    assert response.headers["content-type"].startswith("application/problem+json")  # type: ignore[attr-defined]
+    body = response.json()  # type: ignore[attr-defined]
+    assert body["status"] == status
+    assert needle in json.dumps(body), body
+
+
+@pytest.mark.parametrize(("body", "status", "needle"), BAD_STORE_BODIES)
+async def test_bad_store_body_is_rejected_without_writing(
+    client: Client, alice: dict[str, str], conn: asyncpg.Connection, body: object, status: int, needle: str
+) -> None:
+    response = await client.post("/v1/memories", json=body, headers=alice)
+    _assert_problem(response, status, needle)
+    assert await _memory_count(conn) == 0
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [b'{"content": ', b"not json", b'{"content": "a"}}', b"\xff\xfe"],
+    ids=["truncated", "not-json", "trailing-garbage", "not-utf8"],
+)
+async def test_invalid_json_is_a_400(
+    client: Client, alice: dict[str, str], conn: asyncpg.Connection, raw: bytes
+) -> None:
+    response = await client.post(
+        "/v1/memories", content=raw, headers=alice | {"content-type": "application/json"}
+    )
+    _assert_problem(response, 400, "not valid JSON")
+    assert await _memory_count(conn) == 0
+
+
+async def test_body_over_the_size_limit_is_a_413(
+    client: Client, alice: dict[str, str], conn: asyncpg.Connection
+) -> None:
+    body = json.dumps({"content": "x" * 2_000_000}).encode()
+    response = await client.post(
+        "/v1/memories", content=body, headers=alice | {"content-type": "application/json"}
+    )
+    assert response.status_code == 413
+    assert await _memory_count(conn) == 0
+
+
+async def test_bad_patch_bodies_leave_the_memory_unchanged(client: Client, alice: dict[str, str]) -> None:
+    created = (await client.post("/v1/memories", json={"content": "keep me"}, headers=alice)).json()
+    url = f"/v1/memories/{created['id']}"
+    for body, needle in [
+        ({"content": ""}, "must not be empty"),
+        ({"importance": 2}, "<= 1.0"),
+        ({"namespace": "elsewhere"}, "unknown field"),
+        ({"content": "x" * 5000}, "limit is 4000"),
+        ({"metadata": {"\u0000": 1}}, "NUL"),
+    ]:
+        _assert_problem(await client.patch(url, json=body, headers=alice), 422, needle)
+    memory = (await client.get(url, headers=alice)).json()
+    assert memory["content"] == "keep me" and memory["importance"] == 0.5
+
+
+@pytest.mark.parametrize(
+    ("path", "status", "needle"),
+    [
+        ("/v1/memories/0", 422, "memory_id"),
+        ("/v1/memories/abc", 404, "Not Found"),
+        ("/v1/memories/99999999999999999999999", 422, "memory_id"),
+        ("/v1/memories?namespace=nope", 404, "namespace 'nope' not found"),
+        ("/v1/memories?limit=0", 422, "limit"),
+        ("/v1/memories?limit=1000", 422, "limit"),
+        ("/v1/memories?cursor=%%%", 422, "cursor"),
+        ("/v1/memories?cursor=bm90LWpzb24", 422, "cursor"),
+        ("/v1/memories?created_since=yesterday", 422, "created_since"),
+        ("/v1/memories?tags_match=some", 422, "tags_match"),
+    ],
+)
+async def test_bad_query_and_path_values_are_4xx(
+    client: Client, alice: dict[str, str], path: str, status: int, needle: str
+) -> None:
+    _assert_problem(await client.get(path, headers=alice), status, needle)
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{}, {"Authorization": "Bearer"}, {"Authorization": "Basic abc"}, {"Authorization": "Bearer mem_wrong"}],
+    ids=["none", "empty-bearer", "wrong-scheme", "unknown-key"],
+)
+async def test_missing_or_wrong_key_is_a_401(client: Client, headers: dict[str, str]) -> None:
+    for method, path in [("GET", "/v1/memories"), ("POST", "/v1/memories"), ("GET", "/v1/memories/1")]:
+        response = await client.request(method, path, headers=headers, json={"content": "x"})
+        _assert_problem(response, 401, "key")
+
+
+async def test_revoked_key_stops_working(client: Client, conn: asyncpg.Connection) -> None:
+    from app.auth.service import create_key, create_user, revoke_key
+
+    await create_user(conn, "carol")
+    created = await create_key(conn, "carol")
+    headers = {"Authorization": f"Bearer {created.key}"}
+    assert (await client.get("/v1/memories", headers=headers)).status_code == 200
+    assert await revoke_key(conn, str(created.id))
+    _assert_problem(await client.get("/v1/memories", headers=headers), 401, "revoked")
+
+
+async def test_only_a_hash_of_each_key_is_stored(conn: asyncpg.Connection) -> None:
+    from app.auth.service import create_key, create_user
+
+    await create_user(conn, "dave")
+    created = await create_key(conn, "dave")
+    dump = await conn.fetchval("SELECT string_agg(t::text, ' ') FROM api_keys t")
+    assert created.key not in dump and created.key[10:] not in dump

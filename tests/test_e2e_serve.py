@@ -1,0 +1,142 @@
+"""End to end: the real `memoria serve` process on an embedded data dir, over real HTTP."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+MEMORIA = str(Path(sys.executable).with_name("memoria"))
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("MEMORIA_")}
+    environ |= {
+        "MEMORIA_DATABASE__DATA_DIR": str(tmp_path / "pgdata"),
+        "MEMORIA_SERVER__PORT": str(_free_port()),
+        "HF_HUB_OFFLINE": "1",
+    }
+    return environ
+
+
+def _cli(env: dict[str, str], *args: str) -> str:
+    done = subprocess.run([MEMORIA, *args], env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+class Server:
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+        self.base = f"http://127.0.0.1:{env['MEMORIA_SERVER__PORT']}"
+        self.proc = subprocess.Popen(
+            [MEMORIA, "serve"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+
+    def wait_ready(self, timeout: float = 90.0) -> float:
+        start = time.monotonic()
+        while time.monotonic() - start < timeout:
+            if self.proc.poll() is not None:
+                raise AssertionError(
+                    f"serve exited early:\n{self.proc.stdout.read() if self.proc.stdout else ''}"
+                )
+            try:
+                if httpx.get(f"{self.base}/readyz", timeout=1).status_code == 200:
+                    return time.monotonic() - start
+            except httpx.TransportError:
+                pass
+            time.sleep(0.25)
+        raise AssertionError("serve did not become ready")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+@pytest.fixture
+def server_factory(env: dict[str, str]) -> Iterator[type[Server]]:
+    started: list[Server] = []
+
+    class Tracked(Server):
+        def __init__(self, environ: dict[str, str] = env) -> None:
+            super().__init__(environ)
+            started.append(self)
+
+    yield Tracked
+    for server in started:
+        server.stop()
+
+
+def test_serve_stores_over_http_and_survives_a_restart(
+    env: dict[str, str], server_factory: type[Server]
+) -> None:
+    key = _cli(env, "keys", "create", "--user", "e2e", "--create-user")
+    server = server_factory()
+    server.wait_ready()
+    headers = {"Authorization": f"Bearer {key}"}
+    stored = httpx.post(
+        f"{server.base}/v1/memories",
+        json={"content": "The release train leaves on Thursdays"},
+        headers=headers,
+    )
+    assert stored.status_code == 201, stored.text
+    memory_id = stored.json()["id"]
+
+    # admin commands work while the server runs (they join the same embedded postmaster)
+    second_key = _cli(env, "keys", "create", "--user", "e2e")
+    assert (
+        httpx.get(
+            f"{server.base}/v1/memories/{memory_id}", headers={"Authorization": f"Bearer {second_key}"}
+        ).status_code
+        == 200
+    )
+
+    server.stop()
+    assert server.proc.returncode == 0
+    assert not (Path(env["MEMORIA_DATABASE__DATA_DIR"]) / "postmaster.pid").exists(), "postgres left running"
+
+    restarted = server_factory()
+    restarted.wait_ready()
+    again = httpx.get(f"{restarted.base}/v1/memories/{memory_id}", headers=headers)
+    assert again.status_code == 200
+    assert again.json()["content"] == "The release train leaves on Thursdays"
+
+
+def test_second_serve_on_the_same_data_dir_is_refused(
+    env: dict[str, str], server_factory: type[Server]
+) -> None:
+    first = server_factory()
+    first.wait_ready()
+    second = subprocess.run(
+        [MEMORIA, "serve"],
+        env=env | {"MEMORIA_SERVER__PORT": str(_free_port())},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert second.returncode != 0
+    assert "already using the data directory" in second.stderr
+    assert httpx.get(f"{first.base}/readyz").status_code == 200

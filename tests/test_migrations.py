@@ -1,0 +1,89 @@
+"""The hand-written migration builds, tears down and rebuilds the schema cleanly."""
+
+from __future__ import annotations
+
+import asyncpg
+import pytest
+
+from app.db.migrate import current_revision, downgrade_to, head_revision, upgrade_to_head
+from app.db.schema_check import SchemaMismatch, check_embedding_dimension
+
+EXPECTED_TABLES = {
+    "memoria_meta",
+    "users",
+    "api_keys",
+    "namespaces",
+    "memories",
+    "concepts",
+    "concept_edges",
+    "memory_concepts",
+}
+
+
+async def _tables(url: str) -> set[str]:
+    conn = await asyncpg.connect(url)
+    try:
+        rows = await conn.fetch("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+        return {r["tablename"] for r in rows}
+    finally:
+        await conn.close()
+
+
+async def test_upgrade_downgrade_upgrade_round_trip(fresh_database: str) -> None:
+    upgrade_to_head(fresh_database, 384)
+    assert current_revision(fresh_database) == head_revision()
+    assert await _tables(fresh_database) >= EXPECTED_TABLES
+
+    downgrade_to(fresh_database, "base")
+    assert current_revision(fresh_database) is None
+    assert (await _tables(fresh_database)) & EXPECTED_TABLES == set()
+
+    upgrade_to_head(fresh_database, 1024)
+    conn = await asyncpg.connect(fresh_database)
+    try:
+        column = await conn.fetchval(
+            "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+            "WHERE attrelid = 'memories'::regclass AND attname = 'embedding'"
+        )
+        assert column == "halfvec(1024)"
+        assert (
+            await conn.fetchval("SELECT value FROM memoria_meta WHERE key = 'embedding_dimension'") == "1024"
+        )
+    finally:
+        await conn.close()
+
+
+async def test_hot_path_indexes_exist(conn: asyncpg.Connection) -> None:
+    indexes = {
+        r["indexname"]: r["indexdef"]
+        for r in await conn.fetch("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'memories'")
+    }
+    hnsw = indexes["memories_embedding_hnsw_idx"]
+    assert "USING hnsw (embedding halfvec_cosine_ops)" in hnsw
+    assert "m='16'" in hnsw and "ef_construction='64'" in hnsw
+    assert "USING gin (search_vector)" in indexes["memories_search_idx"]
+    assert "(namespace_id, created_at DESC, id DESC)" in indexes["memories_ns_created_idx"]
+    assert "UNIQUE" in indexes["memories_ns_hash_live_idx"]
+    valid = await conn.fetchval(
+        "SELECT indisvalid FROM pg_index WHERE indexrelid = 'memories_embedding_hnsw_idx'::regclass"
+    )
+    assert valid is True
+
+
+async def test_service_refuses_an_embedder_of_another_width(db_url: str) -> None:
+    pool = await asyncpg.create_pool(db_url, min_size=1, max_size=1)
+    try:
+        await check_embedding_dimension(pool, "all-MiniLM-L6-v2", 384)
+        with pytest.raises(SchemaMismatch, match="stores 384-dimensional embeddings.*produces 1024"):
+            await check_embedding_dimension(pool, "voyage-3.5", 1024)
+    finally:
+        await pool.close()
+
+
+async def test_unmigrated_database_is_refused_with_a_hint(fresh_database: str) -> None:
+    pool = await asyncpg.create_pool(fresh_database, min_size=1, max_size=1)
+    try:
+        with pytest.raises(SchemaMismatch, match="memoria migrate"):
+            await check_embedding_dimension(pool, "all-MiniLM-L6-v2", 384)
+    finally:
+        await pool.close()
