@@ -20,11 +20,17 @@ from app.errors import EXCEPTION_HANDLERS
 from app.health import healthz, readyz
 from app.memories import MemoryController, MemoryService
 from app.namespaces import get_namespaces
+from app.recall import RecallService, recall_memories
 from app.settings import Settings
 
 
 def _provide_memory_service(state: State) -> MemoryService:
     service: MemoryService = state.memory_service
+    return service
+
+
+def _provide_recall_service(state: State) -> RecallService:
+    service: RecallService = state.recall_service
     return service
 
 
@@ -47,6 +53,7 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
             app.state.embedder_ready = True
             app.state.embedder = model
             app.state.memory_service = MemoryService(db, model, settings.memories)
+            app.state.recall_service = RecallService(db, model, settings.recall, settings.memories)
             yield
         finally:
             await db.close()
@@ -55,9 +62,12 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
 
     v1 = Router(
         path="/v1",
-        route_handlers=[MemoryController, get_namespaces],
+        route_handlers=[MemoryController, get_namespaces, recall_memories],
         middleware=[DefineMiddleware(ApiKeyMiddleware)],
-        dependencies={"memories": Provide(_provide_memory_service, sync_to_thread=False)},
+        dependencies={
+            "memories": Provide(_provide_memory_service, sync_to_thread=False),
+            "recall": Provide(_provide_recall_service, sync_to_thread=False),
+        },
     )
     return Litestar(
         route_handlers=[healthz, readyz, v1],

@@ -94,6 +94,23 @@ class MemorySettings(_Section):
     max_keywords_chars: int = Field(default=2000, ge=0)
 
 
+class RecallSettings(_Section):
+    rrf_k: int = Field(default=60, ge=1, le=1000, description="k in the RRF term w / (k + rank)")
+    leg_depth: int = Field(default=50, ge=1, le=1000, description="candidates each leg contributes")
+    weight_lexical: float = Field(default=1.0, ge=0, le=10)
+    weight_dense: float = Field(default=1.0, ge=0, le=10)
+    importance_prior: float = Field(
+        default=0.3, ge=0, le=1, description="final = fused * (1 - p + p * importance)"
+    )
+    ef_search: int = Field(default=100, ge=1, le=1000, description="hnsw.ef_search, SET LOCAL per recall")
+    iterative_scan: Literal["off", "relaxed_order", "strict_order"] = "relaxed_order"
+    max_scan_tuples: int = Field(default=20000, ge=1, description="hnsw.max_scan_tuples for iterative scans")
+    lexical_candidate_cap: int = Field(
+        default=2000, ge=1, description="most rows the broadened (OR) lexical match ranks"
+    )
+    statement_timeout_ms: int = Field(default=2000, ge=1, description="SET LOCAL statement_timeout")
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="MEMORIA_",
@@ -107,6 +124,7 @@ class Settings(BaseSettings):
     server: ServerSettings = Field(default_factory=ServerSettings)
     embeddings: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     memories: MemorySettings = Field(default_factory=MemorySettings)
+    recall: RecallSettings = Field(default_factory=RecallSettings)
 
     @model_validator(mode="before")
     @classmethod

@@ -1,0 +1,77 @@
+"""Request and response shapes of `POST /v1/recall`."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+import msgspec
+from msgspec import Meta
+
+LegWeight = Annotated[float, Meta(ge=0.0, le=10.0)]
+
+
+class RecallFilters(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    category: Annotated[str, Meta(min_length=1, max_length=64)] | None = None
+    tags: list[str] | None = None
+    tags_match: Literal["any", "all"] = "any"
+    created_since: datetime | None = None
+    created_until: datetime | None = None
+    include_sensitive: bool = False
+
+
+class LegWeights(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """Per-leg RRF weights; a weight of 0 switches a leg off (used for ablations)."""
+
+    lexical: LegWeight | None = None
+    dense: LegWeight | None = None
+
+
+class RecallRequest(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    query: Annotated[str, Meta(min_length=1, max_length=8000)]
+    namespace: str | None = None
+    namespaces: list[str] | None = None
+    limit: Annotated[int, Meta(ge=1, le=100)] = 10
+    expanded_query: Annotated[str, Meta(max_length=2000)] | None = None
+    filters: RecallFilters = msgspec.field(default_factory=RecallFilters)
+    sort: Literal["relevance", "importance", "recency"] = "relevance"
+    weights: LegWeights | None = None
+    explain: bool = False
+
+
+class HitExplanation(msgspec.Struct, kw_only=True):
+    lexical_rank: int | None
+    dense_rank: int | None
+    lexical_score: float | None
+    dense_distance: float | None
+    fused_score: float
+    final_score: float
+
+
+class RecallHit(msgspec.Struct, kw_only=True):
+    id: int
+    namespace: str
+    content: str
+    category: str | None
+    tags: list[str]
+    importance: float
+    is_sensitive: bool
+    created_at: datetime
+    score: float
+    explain: HitExplanation | None = None
+
+
+class EffectiveSettings(msgspec.Struct, kw_only=True):
+    rrf_k: int
+    leg_depth: int
+    weights: dict[str, float]
+    ef_search: int
+    iterative_scan: str
+    lexical_mode: str
+
+
+class RecallResponse(msgspec.Struct, kw_only=True):
+    results: list[RecallHit]
+    legs: dict[str, str]
+    degraded: bool
+    settings: EffectiveSettings | None = None

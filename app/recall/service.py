@@ -1,0 +1,190 @@
+"""Recall: embed the query, then one transaction with SET LOCAL settings and the one recall statement."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import asyncpg
+from pgvector import HalfVector
+
+from app.db import Database
+from app.embeddings import Embedder, Vector
+from app.errors import InvalidInput, NotFound
+from app.memories.validation import clean_tags
+from app.namespaces import validate_namespace_name
+from app.recall.schemas import (
+    EffectiveSettings,
+    HitExplanation,
+    RecallHit,
+    RecallRequest,
+    RecallResponse,
+)
+from app.recall.sql import RECALL_PARAMS, RECALL_STATEMENT
+from app.settings import MemorySettings, RecallSettings
+
+log = logging.getLogger(__name__)
+
+_SCOPE_SQL = """
+SELECT id, name FROM namespaces
+WHERE user_id = $1 AND ($2::text[] IS NULL OR name = ANY($2::text[]))
+"""
+
+
+def _aware(value: datetime | None) -> datetime | None:
+    if value is not None and value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class LegPlan:
+    """The effective per-leg weights and whether each leg can run for this request."""
+
+    weights: dict[str, float]
+    legs: dict[str, str]
+
+    @property
+    def degraded(self) -> bool:
+        return any(state.startswith("unavailable") for state in self.legs.values())
+
+
+def set_local_sql(settings: RecallSettings) -> str:
+    """SET LOCAL lines for the recall transaction; values are validated settings, not user input.
+
+    SET LOCAL (not SET) keeps them inside the transaction, so a transaction-mode pooler never
+    hands them to another client.
+    """
+    return (
+        f"SET LOCAL hnsw.ef_search = {int(settings.ef_search)}; "
+        f"SET LOCAL hnsw.iterative_scan = {settings.iterative_scan}; "
+        f"SET LOCAL hnsw.max_scan_tuples = {int(settings.max_scan_tuples)}; "
+        f"SET LOCAL statement_timeout = {int(settings.statement_timeout_ms)}"
+    )
+
+
+class RecallService:
+    def __init__(
+        self, db: Database, embedder: Embedder, settings: RecallSettings, limits: MemorySettings
+    ) -> None:
+        self._db = db
+        self._embedder = embedder
+        self._settings = settings
+        self._limits = limits
+        self._set_local = set_local_sql(settings)
+
+    def _plan(self, request: RecallRequest, query_vec: Vector | None, embed_error: str | None) -> LegPlan:
+        requested = request.weights
+        weights = {
+            "lexical": requested.lexical
+            if requested and requested.lexical is not None
+            else self._settings.weight_lexical,
+            "dense": requested.dense
+            if requested and requested.dense is not None
+            else self._settings.weight_dense,
+        }
+        legs = {name: "ok" if weight > 0 else "off" for name, weight in weights.items()}
+        if weights["dense"] > 0 and query_vec is None:
+            legs["dense"] = f"unavailable: {embed_error or 'no embedder'}"
+        if not any(w > 0 for w in weights.values()):
+            raise InvalidInput("at least one leg weight must be above 0")
+        return LegPlan(weights=weights, legs=legs)
+
+    async def _embed_query(self, request: RecallRequest) -> tuple[Vector | None, str | None]:
+        if request.weights is not None and request.weights.dense == 0:
+            return None, None
+        try:
+            return await self._embedder.embed_query(request.query), None
+        except Exception as exc:  # recall degrades to the legs that work
+            log.warning("query embedding failed; recall runs without the dense leg", exc_info=True)
+            return None, type(exc).__name__
+
+    def _validate(self, request: RecallRequest) -> list[str] | None:
+        if "\x00" in request.query or "\x00" in (request.expanded_query or ""):
+            raise InvalidInput("query contains a NUL character")
+        if not request.query.strip():
+            raise InvalidInput("query must not be empty")
+        names: list[str] = []
+        if request.namespace is not None:
+            names.append(request.namespace)
+        names += request.namespaces or []
+        for name in names:
+            validate_namespace_name(name)
+        return sorted(set(names)) or None
+
+    async def recall(self, user_id: int, request: RecallRequest) -> RecallResponse:
+        names = self._validate(request)
+        filters = request.filters
+        tags = clean_tags(filters.tags, self._limits, "filters.tags") if filters.tags else None
+        query_vec, embed_error = await self._embed_query(request)
+        plan = self._plan(request, query_vec, embed_error)
+        params: dict[str, Any] = {
+            "query": request.query,
+            "expanded_query": request.expanded_query,
+            "query_vec": HalfVector(query_vec) if query_vec is not None else None,
+            "category": filters.category,
+            "tags": tags,
+            "tags_match_all": filters.tags_match == "all",
+            "created_since": _aware(filters.created_since),
+            "created_until": _aware(filters.created_until),
+            "include_sensitive": filters.include_sensitive,
+            "leg_depth": self._settings.leg_depth,
+            "rrf_k": self._settings.rrf_k,
+            "w_lexical": plan.weights["lexical"],
+            "w_dense": plan.weights["dense"] if query_vec is not None else 0.0,
+            "importance_prior": self._settings.importance_prior,
+            "lexical_cap": self._settings.lexical_candidate_cap,
+            "limit": request.limit,
+            "sort": request.sort,
+        }
+        async with self._db.read.acquire() as conn, conn.transaction(readonly=True):
+            scope = await conn.fetch(_SCOPE_SQL, user_id, names)
+            if names is not None:
+                missing = sorted(set(names) - {r["name"] for r in scope})
+                if missing:
+                    raise NotFound(f"namespace {missing[0]!r} not found")
+            params["namespace_ids"] = [r["id"] for r in scope]
+            await conn.execute(self._set_local)
+            rows = await conn.fetch(RECALL_STATEMENT, *(params[name] for name in RECALL_PARAMS))
+        return RecallResponse(
+            results=[self._hit(row, request.explain) for row in rows],
+            legs=plan.legs,
+            degraded=plan.degraded,
+            settings=self._effective(plan) if request.explain else None,
+        )
+
+    def _effective(self, plan: LegPlan) -> EffectiveSettings:
+        return EffectiveSettings(
+            rrf_k=self._settings.rrf_k,
+            leg_depth=self._settings.leg_depth,
+            weights=plan.weights,
+            ef_search=self._settings.ef_search,
+            iterative_scan=self._settings.iterative_scan,
+            lexical_mode="websearch AND, broadened to OR of lexemes when short",
+        )
+
+    @staticmethod
+    def _hit(row: asyncpg.Record, explain: bool) -> RecallHit:
+        return RecallHit(
+            id=row["id"],
+            namespace=row["namespace"],
+            content=row["content"],
+            category=row["category"],
+            tags=row["tags"],
+            importance=row["importance"],
+            is_sensitive=row["is_sensitive"],
+            created_at=row["created_at"],
+            score=row["final_score"],
+            explain=HitExplanation(
+                lexical_rank=row["lexical_rank"],
+                dense_rank=row["dense_rank"],
+                lexical_score=row["lexical_score"],
+                dense_distance=row["dense_distance"],
+                fused_score=row["fused_score"],
+                final_score=row["final_score"],
+            )
+            if explain
+            else None,
+        )
