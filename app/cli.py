@@ -164,5 +164,30 @@ def keys_list(user: str | None) -> None:
         click.echo(f"{key.id}\t{key.user}\t{key.prefix}…\t{state}\t{key.label or ''}")
 
 
+def _register_plugins() -> None:
+    from app.bench.commands import bench
+
+    main.add_command(bench)
+
+
+_register_plugins()
+
+
+def _register_client_and_hooks() -> None:
+    """The commands for people (remember, recall, …), `memoria hook …` and `memoria bench hook`."""
+    from app.bench.commands import bench
+    from app.client.cli import COMMANDS
+    from app.hooks.bench import bench_hook
+    from app.hooks.cli import hook
+
+    for command in COMMANDS:
+        main.add_command(command)
+    main.add_command(hook)
+    bench.add_command(bench_hook)
+
+
+_register_client_and_hooks()
+
+
 if __name__ == "__main__":
     sys.exit(main())

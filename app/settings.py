@@ -14,6 +14,9 @@ import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from app.hooks.command import default_hook_log as _default_hook_log
+from app.hooks.command import default_key_file as _default_key_file
+
 #: Embedding dimensions of the models we know, so `memoria migrate` can fix D without loading a model.
 KNOWN_MODEL_DIMENSIONS: dict[str, int] = {
     "all-MiniLM-L6-v2": 384,
@@ -60,14 +63,69 @@ class ServerSettings(_Section):
 
 
 class EmbeddingSettings(_Section):
-    provider: Literal["local", "voyage", "openai-compatible"] = "local"
+    provider: Literal["local", "voyage", "openai-compatible"] = Field(
+        default="local", description="local (in-process), voyage (hosted), openai-compatible (HTTP)."
+    )
     model: str | None = Field(default=None, description="Model name or path; default depends on provider.")
     dimension: int | None = Field(default=None, ge=1, le=16000, description="Override for unknown models.")
     device: str = "cpu"
-    max_concurrency: int = Field(default=2, ge=1, description="Concurrent model calls (worker threads).")
-    voyage_api_key: SecretStr | None = None
+    max_concurrency: int = Field(default=2, ge=1, description="Concurrent model calls / provider requests.")
+    voyage_api_key: SecretStr | None = Field(
+        default=None, description="Voyage AI key; falls back to the VOYAGE_API_KEY environment variable."
+    )
+    voyage_base_url: str | None = Field(
+        default=None, description="Voyage API base URL (default: the client's, https://api.voyageai.com/v1)."
+    )
     base_url: str | None = Field(default=None, description="Base URL of an OpenAI-compatible endpoint.")
-    timeout_s: float = Field(default=10.0, gt=0)
+    api_key: SecretStr | None = Field(
+        default=None, description="Bearer key for the OpenAI-compatible endpoint (omitted when unset)."
+    )
+    timeout_s: float = Field(default=10.0, gt=0, description="Per-request timeout of hosted providers.")
+    batch_size: int = Field(default=128, ge=1, le=1000, description="Most texts per provider request.")
+    batch_max_chars: int = Field(
+        default=100_000,
+        ge=1000,
+        description="Most characters per provider request (a conservative stand-in for its token budget).",
+    )
+    max_retries: int = Field(
+        default=3, ge=0, le=10, description="Retries after the first attempt on 429, 5xx, timeouts, resets."
+    )
+    retry_backoff_s: float = Field(
+        default=0.5, ge=0, description="First retry delay; doubles per retry (with jitter)."
+    )
+    retry_max_backoff_s: float = Field(default=8.0, ge=0, description="Cap on one retry delay.")
+    query_cache_size: int = Field(default=2048, ge=0, description="Query embeddings kept in an LRU cache.")
+    sensitive_local_model: str | None = Field(
+        default=None,
+        description="Local model that embeds sensitive memories when the provider is hosted; it must "
+        "produce the provider's dimension. Unset: sensitive memories are stored without embeddings.",
+    )
+
+    @model_validator(mode="after")
+    def _check_provider(self) -> EmbeddingSettings:
+        """Fail at start, not on the first store, when a hosted provider is half configured."""
+        if self.provider == "openai-compatible" and not (self.base_url and self.model):
+            raise ValueError(
+                "the openai-compatible provider needs MEMORIA_EMBEDDINGS__BASE_URL and MEMORIA_EMBEDDINGS__MODEL"
+            )
+        private = self.sensitive_local_model
+        private_width = KNOWN_MODEL_DIMENSIONS.get(private) if private and self.is_hosted else None
+        if private_width is None:
+            return self
+        try:
+            width = self.resolved_dimension
+        except ValueError:
+            return self
+        if private_width != width:
+            raise ValueError(
+                f"sensitive_local_model {private!r} produces {private_width}-d vectors but "
+                f"{self.model_name} produces {width}-d ones; pick a local model of the same width"
+            )
+        return self
+
+    @property
+    def is_hosted(self) -> bool:
+        return self.provider != "local"
 
     @property
     def model_name(self) -> str:
@@ -95,7 +153,12 @@ class MemorySettings(_Section):
 
 
 class RecallSettings(_Section):
-    rrf_k: int = Field(default=60, ge=1, le=1000, description="k in the RRF term w / (k + rank)")
+    rrf_k: int = Field(
+        default=10,
+        ge=1,
+        le=1000,
+        description="k in the RRF term w / (k + rank); 10 beat 20 and 60 on locomo-dev (bench quality)",
+    )
     leg_depth: int = Field(default=50, ge=1, le=1000, description="candidates each leg contributes")
     weight_lexical: float = Field(default=1.0, ge=0, le=10)
     weight_dense: float = Field(default=1.0, ge=0, le=10)
@@ -109,6 +172,55 @@ class RecallSettings(_Section):
         default=2000, ge=1, description="most rows the broadened (OR) lexical match ranks"
     )
     statement_timeout_ms: int = Field(default=2000, ge=1, description="SET LOCAL statement_timeout")
+
+
+class HookSettings(_Section):
+    """The Claude Code `UserPromptSubmit` hook endpoint (`/v1/hooks/claude-code/user-prompt-submit`)."""
+
+    enabled: bool = Field(default=True, description="False answers every hook call with an empty {}.")
+    budget_ms: int = Field(
+        default=300, ge=1, le=10_000, description="Server-side time for one recall; past it the answer is {}."
+    )
+    max_context_chars: int = Field(
+        default=3000, ge=200, le=9000, description="Longest additionalContext (Claude Code keeps 10,000)."
+    )
+    max_results: int = Field(default=8, ge=1, le=50, description="Most memories injected per prompt.")
+    min_score: float = Field(default=0.0, ge=0, description="Recall hits scoring below this are left out.")
+    min_prompt_chars: int = Field(
+        default=12, ge=1, le=1000, description="Shorter prompts (after code is set aside) skip recall."
+    )
+    namespace_map: dict[str, str] = Field(
+        default_factory=dict,
+        description="Path prefix -> namespace, checked before the git repository of the event's cwd.",
+    )
+    default_namespace: str | None = Field(
+        default=None, description="Namespace for a cwd outside any git repository; unset = no recall."
+    )
+
+    @model_validator(mode="after")
+    def _names_are_valid(self) -> HookSettings:
+        from app.hooks.namespace import check_namespace
+
+        for name in [*self.namespace_map.values(), self.default_namespace]:
+            if name is not None:
+                check_namespace(name)
+        return self
+
+
+class ClientSettings(_Section):
+    """How `memoria` client commands and the command hook reach a server (`scripts/memoria-hook` reads
+    the same `MEMORIA_CLIENT__*` variables, but not `.env`)."""
+
+    url: str = Field(default="http://127.0.0.1:8080", description="Base URL of the Memoria API.")
+    api_key: SecretStr | None = Field(default=None, description="API key; else read from key_file.")
+    key_file: Path = Field(
+        default_factory=_default_key_file, description="File holding the API key (must be chmod 600)."
+    )
+    timeout_s: float = Field(default=10.0, gt=0, le=600, description="Per-request timeout of CLI commands.")
+    hook_budget_s: float = Field(
+        default=1.5, gt=0, le=60, description="Hard total time of one command-hook run (spawn to exit)."
+    )
+    hook_log: Path = Field(default_factory=_default_hook_log, description="Where the command hook logs.")
 
 
 class Settings(BaseSettings):
@@ -125,6 +237,8 @@ class Settings(BaseSettings):
     embeddings: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     memories: MemorySettings = Field(default_factory=MemorySettings)
     recall: RecallSettings = Field(default_factory=RecallSettings)
+    hooks: HookSettings = Field(default_factory=HookSettings)
+    client: ClientSettings = Field(default_factory=ClientSettings)
 
     @model_validator(mode="before")
     @classmethod

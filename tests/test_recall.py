@@ -95,11 +95,11 @@ async def test_explain_reports_fusion_arithmetic_and_settings(client: Client, al
     await seed(client, alice)
     out = await recall(client, alice, query="rotate API key", namespace="proj", explain=True)
     settings = out["settings"]
-    assert settings["rrf_k"] == 60 and settings["ef_search"] == 100 and settings["leg_depth"] == 50
+    assert settings["rrf_k"] == 10 and settings["ef_search"] == 100 and settings["leg_depth"] == 50
     assert settings["weights"] == {"lexical": 1.0, "dense": 1.0}
     for hit in out["results"]:
         e = hit["explain"]
-        expected = sum(1.0 / (60 + r) for r in (e["lexical_rank"], e["dense_rank"]) if r is not None)
+        expected = sum(1.0 / (10 + r) for r in (e["lexical_rank"], e["dense_rank"]) if r is not None)
         assert e["fused_score"] == pytest.approx(expected)
         assert e["final_score"] == pytest.approx(expected * (0.7 + 0.3 * hit["importance"]), rel=1e-5)
         assert hit["score"] == e["final_score"]

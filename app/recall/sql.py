@@ -63,9 +63,10 @@ lexical_strict AS (
     LIMIT {{leg_depth}}
 ),
 -- Broadened only when the strict match came back short; the candidate set is capped so a query
--- full of common words cannot make this leg rank thousands of rows.
+-- full of common words cannot make this leg rank thousands of rows. ts_rank (term frequency)
+-- separates OR matches better than cover density, which needs several terms close together.
 lexical_broad AS (
-    SELECT c.id, ts_rank_cd(c.search_vector, q.broad_q) AS score
+    SELECT c.id, ts_rank(c.search_vector, q.broad_q) AS score
     FROM lexical_query q,
          LATERAL (
              SELECT m.id, m.search_vector

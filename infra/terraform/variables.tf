@@ -121,7 +121,7 @@ variable "postgres_image" {
   default     = "ghcr.io/cloudnative-pg/postgresql:18-minimal-trixie"
 
   validation {
-    condition     = can(regex("[:@]", var.postgres_image)) && !endswith(var.postgres_image, ":latest")
+    condition     = can(regex("^[^@\\s]+(:[A-Za-z0-9_][A-Za-z0-9_.-]*|@sha256:[a-f0-9]{64})$", var.postgres_image)) && !endswith(var.postgres_image, ":latest")
     error_message = "postgres_image must be pinned by tag or digest, and not :latest."
   }
 }
@@ -132,7 +132,7 @@ variable "pgvector_extension_image" {
   default     = "ghcr.io/cloudnative-pg/pgvector:0.8.1-18-trixie"
 
   validation {
-    condition     = can(regex("[:@]", var.pgvector_extension_image)) && !endswith(var.pgvector_extension_image, ":latest")
+    condition     = can(regex("^[^@\\s]+(:[A-Za-z0-9_][A-Za-z0-9_.-]*|@sha256:[a-f0-9]{64})$", var.pgvector_extension_image)) && !endswith(var.pgvector_extension_image, ":latest")
     error_message = "pgvector_extension_image must be pinned by tag or digest, and not :latest."
   }
 }
@@ -460,7 +460,7 @@ variable "image" {
   description = "Memoria image, e.g. registry.example.com/memoria:0.1.0 or ...@sha256:<digest>. A new value runs the migration Job, then rolls the Deployment."
 
   validation {
-    condition     = can(regex("[:@]", var.image)) && !endswith(var.image, ":latest")
+    condition     = can(regex("^[^@\\s]+(:[A-Za-z0-9_][A-Za-z0-9_.-]*|@sha256:[a-f0-9]{64})$", var.image)) && !endswith(var.image, ":latest")
     error_message = "image must be pinned by tag or digest, and not :latest."
   }
 }

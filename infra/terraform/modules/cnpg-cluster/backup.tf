@@ -52,6 +52,23 @@ resource "kubernetes_manifest" "object_store" {
   }
 }
 
+locals {
+  scheduled_backup_spec = {
+    schedule             = var.backup_schedule
+    immediate            = true
+    backupOwnerReference = "self"
+    cluster              = { name = var.cluster_name }
+    method               = local.use_plugin_backup ? "plugin" : "barmanObjectStore"
+    # Base backups from a replica when one exists, keeping the I/O off the primary.
+    target = "prefer-standby"
+  }
+
+  # pluginConfiguration exists only for method = plugin.
+  scheduled_backup_plugin = {
+    for k, v in { pluginConfiguration = { name = local.barman_plugin_name } } : k => v if local.use_plugin_backup
+  }
+}
+
 resource "kubernetes_manifest" "scheduled_backup" {
   count = var.backup_enabled ? 1 : 0
 
@@ -63,17 +80,7 @@ resource "kubernetes_manifest" "scheduled_backup" {
       namespace = var.namespace
       labels    = local.labels
     }
-    spec = merge({
-      schedule             = var.backup_schedule
-      immediate            = true
-      backupOwnerReference = "self"
-      cluster              = { name = var.cluster_name }
-      method               = local.use_plugin_backup ? "plugin" : "barmanObjectStore"
-      # Take base backups from a replica when one exists, to keep I/O off the primary.
-      target = "prefer-standby"
-      }, {
-      for k, v in { pluginConfiguration = { name = local.barman_plugin_name } } : k => v if local.use_plugin_backup
-    })
+    spec = merge(local.scheduled_backup_spec, local.scheduled_backup_plugin)
   }
 
   depends_on = [kubernetes_manifest.cluster]

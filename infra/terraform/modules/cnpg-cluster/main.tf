@@ -103,6 +103,45 @@ locals {
     parameters    = { barmanObjectName = local.object_store_name }
   }] : []
 
+  # The Cluster spec; see kubernetes_manifest.cluster below.
+  cluster_spec = {
+    instances             = var.instances
+    imageName             = var.postgres_image
+    primaryUpdateStrategy = "unsupervised"
+    primaryUpdateMethod   = "switchover"
+    enableSuperuserAccess = false
+
+    postgresql = {
+      parameters = local.postgres_parameters
+      extensions = local.image_volume_extensions
+    }
+
+    bootstrap        = local.bootstrap
+    externalClusters = local.external_clusters
+    plugins          = local.plugins
+
+    storage = merge(
+      { size = var.storage_size },
+      { for k, v in { storageClass = var.storage_class } : k => v if v != null },
+    )
+    walStorage = merge(
+      { size = var.wal_storage_size },
+      { for k, v in { storageClass = var.wal_storage_class } : k => v if v != null },
+    )
+
+    resources = var.resources
+
+    affinity = {
+      enablePodAntiAffinity = true
+      topologyKey           = "kubernetes.io/hostname"
+      podAntiAffinityType   = var.pod_anti_affinity_type
+    }
+
+    inheritedMetadata = {
+      labels = local.labels
+    }
+  }
+
   # In-tree object store backup; the key is absent altogether unless selected.
   intree_backup = {
     for k, v in {
@@ -123,43 +162,8 @@ resource "kubernetes_manifest" "cluster" {
       namespace = var.namespace
       labels    = local.labels
     }
-    spec = merge({
-      instances             = var.instances
-      imageName             = var.postgres_image
-      primaryUpdateStrategy = "unsupervised"
-      primaryUpdateMethod   = "switchover"
-      enableSuperuserAccess = false
-
-      postgresql = {
-        parameters = local.postgres_parameters
-        extensions = local.image_volume_extensions
-      }
-
-      bootstrap        = local.bootstrap
-      externalClusters = local.external_clusters
-      plugins          = local.plugins
-
-      storage = merge(
-        { size = var.storage_size },
-        { for k, v in { storageClass = var.storage_class } : k => v if v != null },
-      )
-      walStorage = merge(
-        { size = var.wal_storage_size },
-        { for k, v in { storageClass = var.wal_storage_class } : k => v if v != null },
-      )
-
-      resources = var.resources
-
-      affinity = {
-        enablePodAntiAffinity = true
-        topologyKey           = "kubernetes.io/hostname"
-        podAntiAffinityType   = var.pod_anti_affinity_type
-      }
-
-      inheritedMetadata = {
-        labels = local.labels
-      }
-    }, local.intree_backup)
+    # In-tree backup settings are merged in only when that backup method is selected.
+    spec = merge(local.cluster_spec, local.intree_backup)
   }
 
   # The operator's defaulting webhook adds its own entries to spec.postgresql.parameters.

@@ -288,7 +288,10 @@ resource "kubernetes_deployment_v1" "api" {
           name              = "memoria"
           image             = var.image
           image_pull_policy = var.image_pull_policy
-          args              = ["serve"]
+          # The migration Job owns the schema: pods never migrate on start (that would race
+          # across replicas, through the transaction pooler). /readyz stays red until the schema
+          # is at head.
+          args = ["serve", "--no-migrate"]
 
           port {
             name           = "http"

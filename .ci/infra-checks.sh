@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Static checks of the deployment artefacts with checkov:
+#   - infra/terraform (root module + local modules) with the terraform framework
+#   - the repository Dockerfile with the dockerfile framework
+# checkov lives in its own venv (.venv-checkov, git-ignored via .venv*) so its pinned dependencies
+# never mix with the project's. Exits non-zero when any check fails. Skipped checks are skipped
+# inline next to the resource they concern, each with its reason (#checkov:skip=CKV_...:reason).
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+CHECKOV_VERSION="${CHECKOV_VERSION:-3.3.30}"
+VENV=".venv-checkov"
+PYTHON="${PYTHON:-python3}"
+
+if [[ ! -x "${VENV}/bin/checkov" ]] || ! "${VENV}/bin/checkov" --version 2>/dev/null | grep -qx "${CHECKOV_VERSION}"; then
+    echo "infra-checks: installing checkov ${CHECKOV_VERSION} into ${VENV}"
+    "${PYTHON}" -m venv "${VENV}"
+    "${VENV}/bin/python" -m pip install --quiet --disable-pip-version-check "checkov==${CHECKOV_VERSION}"
+fi
+
+CHECKOV=("${VENV}/bin/checkov" --quiet --compact --skip-download)
+
+echo "infra-checks: checkov on infra/terraform"
+"${CHECKOV[@]}" -d infra/terraform --framework terraform
+
+echo "infra-checks: checkov on Dockerfile"
+"${CHECKOV[@]}" -f Dockerfile --framework dockerfile
+
+echo "infra-checks: all checks passed"

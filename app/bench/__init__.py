@@ -1,0 +1,1 @@
+"""Benchmarks that print figures: recall quality on LoCoMo-format data, and latency at scale."""

@@ -1,0 +1,1 @@
+"""Structure tests of infra/terraform, the Dockerfile and the CI infra checks."""
