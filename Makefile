@@ -20,6 +20,7 @@ run: $(STAMP)
 	HF_HUB_OFFLINE=1 $(BIN)/memoria serve
 
 test: $(STAMP)
+	bash .ci/pgbouncer-tests.sh --install-only  # the pooler tests run against a real PgBouncer
 	HF_HUB_OFFLINE=1 $(BIN)/pytest
 
 lint: $(STAMP)

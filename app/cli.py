@@ -166,8 +166,10 @@ def keys_list(user: str | None) -> None:
 
 def _register_plugins() -> None:
     from app.bench.commands import bench
+    from app.graph.commands import graph
 
     main.add_command(bench)
+    main.add_command(graph)
 
 
 _register_plugins()
@@ -187,6 +189,15 @@ def _register_client_and_hooks() -> None:
 
 
 _register_client_and_hooks()
+
+
+def _register_embeddings() -> None:
+    from app.embeddings.commands import embeddings
+
+    main.add_command(embeddings)
+
+
+_register_embeddings()
 
 
 if __name__ == "__main__":

@@ -17,7 +17,10 @@ from app.db import create_database, head_revision
 from app.db.schema_check import check_embedding_dimension
 from app.embeddings import Embedder, build_embedder
 from app.errors import EXCEPTION_HANDLERS
+from app.graph.indexer import GraphIndexer
+from app.graph.routes import GraphController
 from app.health import healthz, readyz
+from app.hooks.routes import hook_router
 from app.memories import MemoryController, MemoryService
 from app.namespaces import get_namespaces
 from app.recall import RecallService, recall_memories
@@ -32,6 +35,11 @@ def _provide_memory_service(state: State) -> MemoryService:
 def _provide_recall_service(state: State) -> RecallService:
     service: RecallService = state.recall_service
     return service
+
+
+def _provide_graph_indexer(state: State) -> GraphIndexer:
+    indexer: GraphIndexer = state.graph_indexer
+    return indexer
 
 
 def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar:
@@ -53,7 +61,12 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
             app.state.embedder_ready = True
             app.state.embedder = model
             app.state.memory_service = MemoryService(db, model, settings.memories)
-            app.state.recall_service = RecallService(db, model, settings.recall, settings.memories)
+            app.state.recall_service = RecallService(
+                db, model, settings.recall, settings.memories, settings.graph
+            )
+            app.state.graph_indexer = GraphIndexer(
+                db.write, model if settings.graph.concept_embeddings else None, settings.graph
+            )
             yield
         finally:
             await db.close()
@@ -62,11 +75,18 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
 
     v1 = Router(
         path="/v1",
-        route_handlers=[MemoryController, get_namespaces, recall_memories],
+        route_handlers=[
+            MemoryController,
+            get_namespaces,
+            recall_memories,
+            GraphController,
+            hook_router(settings.hooks),
+        ],
         middleware=[DefineMiddleware(ApiKeyMiddleware)],
         dependencies={
             "memories": Provide(_provide_memory_service, sync_to_thread=False),
             "recall": Provide(_provide_recall_service, sync_to_thread=False),
+            "graph_indexer": Provide(_provide_graph_indexer, sync_to_thread=False),
         },
     )
     return Litestar(

@@ -106,7 +106,8 @@ class EmbeddingSettings(_Section):
         """Fail at start, not on the first store, when a hosted provider is half configured."""
         if self.provider == "openai-compatible" and not (self.base_url and self.model):
             raise ValueError(
-                "the openai-compatible provider needs MEMORIA_EMBEDDINGS__BASE_URL and MEMORIA_EMBEDDINGS__MODEL"
+                "the openai-compatible provider needs "
+                "MEMORIA_EMBEDDINGS__BASE_URL and MEMORIA_EMBEDDINGS__MODEL"
             )
         private = self.sensitive_local_model
         private_width = KNOWN_MODEL_DIMENSIONS.get(private) if private and self.is_hosted else None
@@ -223,6 +224,30 @@ class ClientSettings(_Section):
     hook_log: Path = Field(default_factory=_default_hook_log, description="Where the command hook logs.")
 
 
+class GraphSettings(_Section):
+    enabled: bool = Field(default=True, description="extract concepts on store and run the graph leg")
+    weight: float = Field(default=0.5, ge=0, le=10, description="RRF weight of the graph leg")
+    concept_embeddings: bool = Field(
+        default=False,
+        description="embed concept names: seeds the graph by nearest concepts and merges near-duplicates "
+        "(costs an embedding per new concept; did not help on locomo-dev)",
+    )
+    max_concepts_per_memory: int = Field(default=12, ge=1, le=50)
+    max_hops: int = Field(default=2, ge=1, le=3)
+    hop_decay: float = Field(default=0.25, gt=0, le=1, description="activation kept per hop")
+    fanout: int = Field(default=16, ge=1, le=200, description="strongest edges followed per concept")
+    hub_fraction: float = Field(
+        default=0.05, gt=0, le=1, description="concepts in more than this share of a namespace are hubs"
+    )
+    hub_min_doc_freq: int = Field(default=25, ge=1, description="a concept is never a hub below this count")
+    seed_neighbors: int = Field(default=5, ge=0, le=50, description="nearest concepts (by embedding) seeded")
+    seed_min_similarity: float = Field(default=0.6, ge=0, le=1)
+    merge_similarity: float = Field(
+        default=0.92, ge=0, le=1, description="a new concept this close to an existing one becomes its alias"
+    )
+    evidence_ids_kept: int = Field(default=50, ge=1, description="evidence memory ids kept per edge")
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="MEMORIA_",
@@ -237,6 +262,7 @@ class Settings(BaseSettings):
     embeddings: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     memories: MemorySettings = Field(default_factory=MemorySettings)
     recall: RecallSettings = Field(default_factory=RecallSettings)
+    graph: GraphSettings = Field(default_factory=GraphSettings)
     hooks: HookSettings = Field(default_factory=HookSettings)
     client: ClientSettings = Field(default_factory=ClientSettings)
 

@@ -27,6 +27,7 @@ from app.db.migrate import upgrade_to_head  # noqa: E402
 from app.embeddings import LocalEmbedder  # noqa: E402
 from app.factory import create_app  # noqa: E402
 from app.settings import DatabaseSettings, EmbeddingSettings, Settings  # noqa: E402
+from tests.pgbouncer import PgBouncer, database_of, pgbouncer_mode  # noqa: E402
 
 TEMPLATE_DB = "memoria_template"
 DIMENSION = 384
@@ -91,10 +92,34 @@ async def embedder(embedding_settings: EmbeddingSettings) -> LocalEmbedder:
     return model
 
 
+@pytest.fixture(scope="session")
+def pgbouncer(pg_admin_url: str) -> Iterator[PgBouncer]:
+    """A real PgBouncer (transaction mode) in front of the test server; fails if none is installed."""
+    bouncer = PgBouncer.start(pg_admin_url)
+    yield bouncer
+    bouncer.stop()
+
+
 @pytest.fixture
-def settings(db_url: str, embedding_settings: EmbeddingSettings) -> Settings:
+def pgbouncer_db_url(db_url: str, pgbouncer: PgBouncer) -> Iterator[str]:
+    """The test database through PgBouncer; its pooled connections are dropped before the database is."""
+    yield pgbouncer.url_for(db_url)
+    pgbouncer.disconnect(database_of(db_url))
+
+
+@pytest.fixture
+def app_db_url(request: pytest.FixtureRequest, db_url: str) -> str:
+    """The URL the app under test uses: `db_url`, or the same database via PgBouncer if PGBOUNCER_TESTS=1."""
+    if pgbouncer_mode():
+        return str(request.getfixturevalue("pgbouncer_db_url"))
+    return db_url
+
+
+@pytest.fixture
+def settings(app_db_url: str, db_url: str, embedding_settings: EmbeddingSettings) -> Settings:
+    # asyncpg's statement cache must be off behind a transaction-mode PgBouncer older than 1.21
     return Settings(
-        database=DatabaseSettings(url=db_url, statement_cache_size=100),
+        database=DatabaseSettings(url=app_db_url, statement_cache_size=100 if app_db_url == db_url else 0),
         embeddings=embedding_settings,
     )
 

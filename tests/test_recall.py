@@ -46,7 +46,7 @@ async def test_lexical_match_ranks_first(client: Client, alice: dict[str, str]) 
     top = out["results"][0]
     assert top["id"] == ids[CORPUS[0]["content"]]
     assert top["explain"]["lexical_rank"] == 1 and top["explain"]["dense_rank"] is not None
-    assert out["legs"] == {"lexical": "ok", "dense": "ok"} and out["degraded"] is False
+    assert out["legs"] == {"lexical": "ok", "dense": "ok", "graph": "ok"} and out["degraded"] is False
 
 
 async def test_dense_leg_finds_meaning_without_shared_words(client: Client, alice: dict[str, str]) -> None:
@@ -71,7 +71,7 @@ async def test_broadening_matches_questions_whose_words_do_not_all_occur(
         alice,
         query="which Terraform modules did Bob write",
         namespace="proj",
-        weights={"dense": 0},
+        weights={"dense": 0, "graph": 0},
         explain=True,
     )
     assert [r["id"] for r in out["results"]] == [ids[CORPUS[4]["content"]]]
@@ -86,7 +86,7 @@ async def test_expanded_query_feeds_the_lexical_leg(client: Client, alice: dict[
         query="database engine",
         expanded_query="postgresql cloudnativepg",
         namespace="proj",
-        weights={"dense": 0},
+        weights={"dense": 0, "graph": 0},
     )
     assert out["results"][0]["id"] == ids[CORPUS[2]["content"]]
 
@@ -96,10 +96,15 @@ async def test_explain_reports_fusion_arithmetic_and_settings(client: Client, al
     out = await recall(client, alice, query="rotate API key", namespace="proj", explain=True)
     settings = out["settings"]
     assert settings["rrf_k"] == 10 and settings["ef_search"] == 100 and settings["leg_depth"] == 50
-    assert settings["weights"] == {"lexical": 1.0, "dense": 1.0}
+    weights = settings["weights"]
+    assert weights["lexical"] == 1.0 and weights["dense"] == 1.0 and weights["graph"] > 0
     for hit in out["results"]:
         e = hit["explain"]
-        expected = sum(1.0 / (10 + r) for r in (e["lexical_rank"], e["dense_rank"]) if r is not None)
+        expected = sum(
+            weights[leg] / (10 + e[f"{leg}_rank"])
+            for leg in ("lexical", "dense", "graph")
+            if e[f"{leg}_rank"] is not None
+        )
         assert e["fused_score"] == pytest.approx(expected)
         assert e["final_score"] == pytest.approx(expected * (0.7 + 0.3 * hit["importance"]), rel=1e-5)
         assert hit["score"] == e["final_score"]
@@ -109,9 +114,14 @@ async def test_explain_reports_fusion_arithmetic_and_settings(client: Client, al
 
 async def test_weights_shift_the_fusion(client: Client, alice: dict[str, str]) -> None:
     await seed(client, alice)
-    lexical_only = await recall(client, alice, query="golden retriever", weights={"dense": 0}, explain=True)
+    lexical_only = await recall(
+        client, alice, query="golden retriever", weights={"dense": 0, "graph": 0}, explain=True
+    )
     assert all(h["explain"]["dense_rank"] is None for h in lexical_only["results"])
-    dense_only = await recall(client, alice, query="golden retriever", weights={"lexical": 0}, explain=True)
+    assert all(h["explain"]["graph_rank"] is None for h in lexical_only["results"])
+    dense_only = await recall(
+        client, alice, query="golden retriever", weights={"lexical": 0, "graph": 0}, explain=True
+    )
     assert all(h["explain"]["lexical_rank"] is None for h in dense_only["results"])
     assert len(dense_only["results"]) == len(CORPUS)
 
@@ -191,7 +201,7 @@ async def test_hostile_query_text_is_never_a_syntax_error(
         ({"query": "x", "limit": 0}, 422),
         ({"query": "x", "limit": 101}, 422),
         ({"query": "x", "weights": {"lexical": -1}}, 422),
-        ({"query": "x", "weights": {"lexical": 0, "dense": 0}}, 422),
+        ({"query": "x", "weights": {"lexical": 0, "dense": 0, "graph": 0}}, 422),
         ({"query": "x", "sort": "random"}, 422),
         ({"query": "x", "namespace": "bad name"}, 422),
         ({"query": "a\u0000b"}, 422),

@@ -20,14 +20,28 @@ def bench() -> None:
 
 
 @bench.command("quality")
-@click.option("--data", "data", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True,
-              help="A folder in the locomo-dev format.")
+@click.option(
+    "--data",
+    "data",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    required=True,
+    help="A folder in the locomo-dev format.",
+)
 @click.option("--corpus", type=click.Choice(["turns", "facts"]), default="facts", show_default=True)
-@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON here.")
-def quality(data: Path, corpus: str, json_out: Path | None) -> None:
+@click.option(
+    "--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON here."
+)
+@click.option(
+    "--graph-weights", default="", help="Comma-separated graph-leg weights to sweep, e.g. 0.25,0.5,1,2."
+)
+def quality(data: Path, corpus: str, json_out: Path | None, graph_weights: str) -> None:
     """Load a corpus through the real store path into a scratch database and score recall."""
     from app.bench.quality import bench_quality, print_report
 
+    try:
+        sweep = [float(w) for w in graph_weights.split(",") if w.strip()]
+    except ValueError as exc:
+        raise click.BadParameter(f"not a list of numbers: {graph_weights!r}") from exc
     settings = Settings()
     embedder = build_embedder(settings.embeddings)
 
@@ -35,11 +49,89 @@ def quality(data: Path, corpus: str, json_out: Path | None) -> None:
         await embedder.load()
         user_id = await bench_user(url)
         async with open_services(url, settings, embedder) as db:
-            return await bench_quality(url, settings, embedder, db, user_id, data, corpus)
+            return await bench_quality(settings, embedder, db, user_id, data, corpus, sweep)
 
     with scratch_server() as admin_url, scratch_database(admin_url, embedder.dimension) as (url, _):
         report = asyncio.run(run(url))
-    print_report(report, Console())
+    print_report(report, Console(width=140))
     if json_out is not None:
         json_out.write_text(json.dumps(report, indent=2))
+        click.echo(f"wrote {json_out}", err=True)
+
+
+@bench.command("latency")
+@click.option("--memories", type=click.IntRange(min=1), default=100_000, show_default=True)
+@click.option(
+    "--namespaces",
+    type=click.IntRange(min=1),
+    default=10,
+    show_default=True,
+    help="Half the memories go to the first, the rest spread Zipf-like over the others.",
+)
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Keep the embedded PostgreSQL here, so a re-run skips loading.",
+)
+@click.option(
+    "--requests",
+    type=click.IntRange(min=1),
+    default=300,
+    show_default=True,
+    help="Measured requests per mode, scope and concurrency.",
+)
+@click.option("--concurrency", default="1,8", show_default=True, help="Comma-separated levels.")
+@click.option("--hnsw-queries", type=click.IntRange(min=1), default=200, show_default=True)
+@click.option(
+    "--sentences",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="persona-sentences/sentences.txt (default: ../shared/bench/… beside the repo).",
+)
+@click.option(
+    "--concepts",
+    is_flag=True,
+    help="Also extract the concept graph, as the store route does (slow on big corpora).",
+)
+@click.option("--explain", "show_plans", is_flag=True, help="Print the EXPLAIN ANALYZE plans in full.")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON.")
+def latency(
+    memories: int,
+    namespaces: int,
+    data_dir: Path | None,
+    requests: int,
+    concurrency: str,
+    hnsw_queries: int,
+    sentences: Path | None,
+    concepts: bool,
+    show_plans: bool,
+    json_out: Path | None,
+) -> None:
+    """Load a realistic corpus through the real store path; print recall latency and HNSW recall@10."""
+    from app.bench.latency import DEFAULT_SENTENCES, LatencyOptions, bench_latency, print_report
+
+    try:
+        levels = tuple(int(level) for level in concurrency.split(","))
+    except ValueError as exc:
+        raise click.BadParameter("comma-separated integers, e.g. 1,8", param_hint="--concurrency") from exc
+    if not (sentences or DEFAULT_SENTENCES).is_file():
+        raise click.BadParameter(f"{sentences or DEFAULT_SENTENCES} does not exist", param_hint="--sentences")
+    options = LatencyOptions(
+        memories=memories,
+        namespaces=namespaces,
+        requests=requests,
+        concurrency=levels,
+        hnsw_queries=hnsw_queries,
+        sentences=sentences or DEFAULT_SENTENCES,
+        concepts=concepts,
+    )
+    settings = Settings()
+    embedder = build_embedder(settings.embeddings)
+    with (
+        scratch_server(data_dir) as admin_url,
+        scratch_database(admin_url, embedder.dimension, name="bench_latency") as (url, _),
+    ):
+        report = asyncio.run(bench_latency(url, settings, embedder, options, Console(stderr=True)))
+    print_report(report, Console(), show_plans)
+    if json_out is not None:
+        json_out.write_text(json.dumps(report, indent=2, default=str))
         click.echo(f"wrote {json_out}", err=True)

@@ -55,7 +55,14 @@ _SECOND_PERSON = {
     "i": "you", "i'm": "you're", "i've": "you've", "i'd": "you'd", "i'll": "you'll", "me": "you",
     "my": "your", "mine": "yours", "myself": "yourself", "am": "are", "was": "were",
 }  # fmt: skip
-_AUXILIARIES = {"am": "Are", "was": "Were", "can": "Can", "will": "Will", "would": "Would", "should": "Should"}
+_AUXILIARIES = {
+    "am": "Are",
+    "was": "Were",
+    "can": "Can",
+    "will": "Will",
+    "would": "Would",
+    "should": "Should",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,10 +91,12 @@ def clean_sentence(line: str) -> str:
 
 
 def load_pool(path: Path, held_out: int = 4000, seed: int = 7) -> PersonaPool:
+    """Split the statements; a small file keeps at least seven eighths for the corpus."""
     lines = path.read_text(encoding="utf-8").splitlines()
     sentences = sorted({s for s in (clean_sentence(line) for line in lines) if len(s) >= 8})
     random.Random(seed).shuffle(sentences)
-    return PersonaPool(corpus=sentences[held_out:], held_out=sentences[:held_out])
+    held = min(held_out, len(sentences) // 8)
+    return PersonaPool(corpus=sentences[held:], held_out=sentences[:held])
 
 
 def namespace_names(count: int) -> list[str]:
@@ -106,7 +115,9 @@ def namespace_weights(count: int, big_share: float = 0.5) -> list[float]:
 
 def _vary(sentence: str, rng: random.Random) -> str:
     """Give relatives and pets names and change small numbers, as real memories differ in details."""
-    text = _RELATION.sub(lambda m: f"{m.group(1)} {rng.choice(NAMES)}" if rng.random() < 0.6 else m.group(1), sentence)
+    text = _RELATION.sub(
+        lambda m: f"{m.group(1)} {rng.choice(NAMES)}" if rng.random() < 0.6 else m.group(1), sentence
+    )
     if rng.random() < 0.5:
         text = _SMALL_NUMBER.sub(lambda _m: str(rng.randint(2, 19)), text)
     return text

@@ -21,6 +21,7 @@ from rich.table import Table
 
 from app.db import Database
 from app.embeddings import Embedder
+from app.graph.indexer import GraphIndexer
 from app.memories.schemas import MemoryIn
 from app.memories.service import MemoryService
 from app.recall.schemas import LegWeights, RecallRequest
@@ -29,10 +30,14 @@ from app.settings import Settings
 
 METRICS = ("recall@5", "recall@10", "ndcg@10", "mrr")
 SYSTEMS: dict[str, LegWeights | None] = {
-    "lexical": LegWeights(dense=0.0),
-    "dense": LegWeights(lexical=0.0),
-    "hybrid": None,
+    "lexical": LegWeights(dense=0.0, graph=0.0),
+    "dense": LegWeights(lexical=0.0, graph=0.0),
+    "graph": LegWeights(lexical=0.0, dense=0.0),
+    "hybrid": LegWeights(graph=0.0),  # lexical + dense
+    "all": None,  # lexical + dense + graph, the configured defaults
 }
+#: The paired differences the report gives a bootstrap CI for.
+PAIRS = (("hybrid", "lexical"), ("hybrid", "dense"), ("all", "hybrid"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,15 +105,23 @@ def paired_bootstrap_ci(
 
 
 async def load_into(
-    corpus: Corpus, memories: MemoryService, user_id: int, progress: Progress | None = None
+    corpus: Corpus,
+    memories: MemoryService,
+    user_id: int,
+    graph: GraphIndexer | None = None,
+    progress: Progress | None = None,
 ) -> None:
-    """Store every row through the real store path, recording which memory holds which document."""
+    """Store every row through the real store path (and concept extraction, as the API does after
+    each store), recording which memory holds which document."""
     task = progress.add_task("storing", total=len(corpus.rows)) if progress else None
     for start in range(0, len(corpus.rows), 100):
         chunk = corpus.rows[start : start + 100]
         items = [MemoryIn(content=row["content"], namespace=row["namespace"]) for row in chunk]
-        for row, result in zip(chunk, await memories.store(user_id, items), strict=True):
+        results = await memories.store(user_id, items)
+        for row, result in zip(chunk, results, strict=True):
             corpus.memory_to_docs[result.id].add(row["id"])
+        if graph is not None:
+            await graph.index([r.id for r in results if not r.duplicate])
         if progress and task is not None:
             progress.advance(task, len(chunk))
 
@@ -126,9 +139,7 @@ async def run_system(
     return per_query
 
 
-def summarise(
-    corpus: Corpus, per_system: Mapping[str, list[dict[str, float]]], name: str
-) -> dict[str, Any]:
+def summarise(corpus: Corpus, per_system: Mapping[str, list[dict[str, float]]], name: str) -> dict[str, Any]:
     strata = sorted({q.stratum for q in corpus.queries})
 
     def mean_of(rows: list[dict[str, float]], idx: list[int]) -> dict[str, float]:
@@ -144,12 +155,15 @@ def summarise(
         for system, rows in per_system.items()
     }
     paired: dict[str, Any] = {}
-    best = "hybrid"
-    for other in (s for s in per_system if s != best):
+    for best, other in PAIRS:
+        if best not in per_system or other not in per_system:
+            continue
         a, b = per_system[best], per_system[other]
 
         def ci(idx: list[int], a: list[dict[str, float]] = a, b: list[dict[str, float]] = b) -> list[float]:
-            return list(paired_bootstrap_ci([a[i]["recall@10"] for i in idx], [b[i]["recall@10"] for i in idx]))
+            return list(
+                paired_bootstrap_ci([a[i]["recall@10"] for i in idx], [b[i]["recall@10"] for i in idx])
+            )
 
         paired[f"{best}-{other}"] = {
             "overall": {"recall@10": ci(everyone)},
@@ -174,19 +188,46 @@ def print_report(report: dict[str, Any], console: Console) -> None:
     for stratum in strata:
         ci_table.add_column(stratum, justify="right")
     for pair, figures in report["paired_ci"].items():
-        cells = [figures["overall"]["recall@10"], *(figures["by_stratum"][s]["recall@10"] for s in strata)]
-        ci_table.add_row(pair, *(f"[{lo:+.3f}, {hi:+.3f}]" for lo, hi in cells))
+        cells = [figures["overall"]["recall@10"]]
+        cells += [figures["by_stratum"].get(s, {}).get("recall@10") for s in strata]
+        ci_table.add_row(pair, *(f"[{c[0]:+.3f}, {c[1]:+.3f}]" if c else "" for c in cells))
     console.print(ci_table)
 
 
 async def bench_quality(
-    url: str, settings: Settings, embedder: Embedder, db: Database, user_id: int, data: Path, corpus_name: str
+    settings: Settings,
+    embedder: Embedder,
+    db: Database,
+    user_id: int,
+    data: Path,
+    corpus_name: str,
+    graph_weights: Sequence[float] = (),
 ) -> dict[str, Any]:
     corpus = load_corpus(data, corpus_name)
     memories = MemoryService(db, embedder, settings.memories)
-    recall = RecallService(db, embedder, settings.recall, settings.memories)
+    indexer = GraphIndexer(db.write, embedder if settings.graph.concept_embeddings else None, settings.graph)
+    recall = RecallService(db, embedder, settings.recall, settings.memories, settings.graph)
     console = Console(stderr=True)
     with Progress(console=console, transient=True) as progress:
-        await load_into(corpus, memories, user_id, progress)
-    per_system = {name: await run_system(corpus, recall, user_id, w) for name, w in SYSTEMS.items()}
-    return summarise(corpus, per_system, corpus_name)
+        await load_into(corpus, memories, user_id, indexer, progress)
+    systems = dict(SYSTEMS)
+    for weight in graph_weights:
+        systems[f"all@graph={weight:g}"] = LegWeights(graph=weight)
+    per_system = {name: await run_system(corpus, recall, user_id, w) for name, w in systems.items()}
+    report = summarise(corpus, per_system, corpus_name)
+    for weight in graph_weights:
+        name = f"all@graph={weight:g}"
+        a, b = per_system[name], per_system["hybrid"]
+        everyone = list(range(len(corpus.queries)))
+        multi = [i for i, q in enumerate(corpus.queries) if q.stratum == "multi-hop"]
+        report["paired_ci"][f"{name}-hybrid"] = {
+            "overall": {"recall@10": list(paired_bootstrap_ci(*_r10(a, b, everyone)))},
+            "by_stratum": {"multi-hop": {"recall@10": list(paired_bootstrap_ci(*_r10(a, b, multi)))}},
+        }
+    return report
+
+
+def _r10(
+    a: list[dict[str, float]], b: list[dict[str, float]], idx: list[int]
+) -> tuple[list[float], list[float]]:
+    return [a[i]["recall@10"] for i in idx], [b[i]["recall@10"] for i in idx]

@@ -3,5 +3,15 @@
 from app.embeddings.base import Embedder, EmbeddingError, Vector
 from app.embeddings.factory import build_embedder
 from app.embeddings.local import LocalEmbedder
+from app.embeddings.sensitive import Embedded, SensitiveRouter, guarded
 
-__all__ = ["Embedder", "EmbeddingError", "LocalEmbedder", "Vector", "build_embedder"]
+__all__ = [
+    "Embedded",
+    "Embedder",
+    "EmbeddingError",
+    "LocalEmbedder",
+    "SensitiveRouter",
+    "Vector",
+    "build_embedder",
+    "guarded",
+]

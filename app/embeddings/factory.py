@@ -4,10 +4,32 @@ from __future__ import annotations
 
 from app.embeddings.base import Embedder
 from app.embeddings.local import LocalEmbedder
+from app.embeddings.openai_compat import OpenAICompatibleEmbedder
+from app.embeddings.sensitive import SensitiveRouter
+from app.embeddings.voyage import VoyageEmbedder
 from app.settings import EmbeddingSettings
 
 
 def build_embedder(settings: EmbeddingSettings) -> Embedder:
+    """Hosted providers come wrapped in a `SensitiveRouter` with the optional local stand-in."""
     if settings.provider == "local":
         return LocalEmbedder(settings)
-    raise NotImplementedError(f"embedding provider {settings.provider!r} is not available yet")
+    main: Embedder = (
+        VoyageEmbedder(settings) if settings.provider == "voyage" else OpenAICompatibleEmbedder(settings)
+    )
+    return SensitiveRouter(main, sensitive_local_embedder(settings, main.dimension))
+
+
+def sensitive_local_embedder(settings: EmbeddingSettings, dimension: int) -> LocalEmbedder | None:
+    """The in-process model for sensitive memories; its width is checked against `dimension` on load."""
+    if not settings.is_hosted or not settings.sensitive_local_model:
+        return None
+    local = EmbeddingSettings(
+        provider="local",
+        model=settings.sensitive_local_model,
+        dimension=dimension,
+        device=settings.device,
+        max_concurrency=settings.max_concurrency,
+        query_cache_size=settings.query_cache_size,
+    )
+    return LocalEmbedder(local)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,6 +12,7 @@ import anyio.to_thread
 import numpy as np
 
 from app.embeddings.base import EmbeddingError, Vector
+from app.embeddings.cache import QueryCache
 from app.settings import DEFAULT_LOCAL_MODEL, EmbeddingSettings
 
 if TYPE_CHECKING:
@@ -31,14 +31,15 @@ def resolve_local_model(name: str) -> str:
 class LocalEmbedder:
     """Loaded once per process; inference runs in worker threads so the event loop never blocks."""
 
-    def __init__(self, settings: EmbeddingSettings, query_cache_size: int = 2048) -> None:
+    def __init__(self, settings: EmbeddingSettings, query_cache_size: int | None = None) -> None:
         self._settings = settings
         self._model_name = settings.model_name
         self._dimension = settings.resolved_dimension
         self._model: SentenceTransformer | None = None
         self._limiter = anyio.CapacityLimiter(settings.max_concurrency)
-        self._query_cache: OrderedDict[str, Vector] = OrderedDict()
-        self._query_cache_size = query_cache_size
+        self._queries = QueryCache(
+            settings.query_cache_size if query_cache_size is None else query_cache_size
+        )
 
     @property
     def model_id(self) -> str:
@@ -83,9 +84,16 @@ class LocalEmbedder:
     def _encode(self, texts: list[str]) -> list[Vector]:
         if self._model is None:
             raise EmbeddingError("local embedder is not loaded")
-        matrix = self._model.encode(
-            texts, batch_size=32, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
-        )
+        try:
+            matrix = self._model.encode(
+                texts,
+                batch_size=32,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        except Exception as exc:  # callers only handle EmbeddingError
+            raise EmbeddingError(f"local model {self._model_name!r} failed: {exc}") from exc
         return [np.asarray(row, dtype=np.float32) for row in matrix]
 
     async def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
@@ -93,13 +101,9 @@ class LocalEmbedder:
             return []
         return await anyio.to_thread.run_sync(self._encode, list(texts), limiter=self._limiter)
 
-    async def embed_query(self, text: str) -> Vector:
-        cached = self._query_cache.get(text)
-        if cached is not None:
-            self._query_cache.move_to_end(text)
-            return cached
+    async def _encode_query(self, text: str) -> Vector:
         (vector,) = await anyio.to_thread.run_sync(self._encode, [text], limiter=self._limiter)
-        self._query_cache[text] = vector
-        if len(self._query_cache) > self._query_cache_size:
-            self._query_cache.popitem(last=False)
         return vector
+
+    async def embed_query(self, text: str) -> Vector:
+        return await self._queries.get_or_compute(text, self._encode_query)

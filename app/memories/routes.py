@@ -6,17 +6,20 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from litestar import Controller, Request, Response, delete, get, patch, post
+from litestar.background_tasks import BackgroundTask
 from litestar.di import NamedDependency
 from litestar.params import FromQuery, JSONBody, PathParameter, QueryParameter
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED, HTTP_204_NO_CONTENT
 
 from app.auth import AuthUser
+from app.graph.indexer import GraphIndexer
 from app.memories.schemas import Memory, MemoryIn, MemoryPage, MemoryPatch, StoreBatchResult, StoreResult
 from app.memories.service import ListFilters, MemoryService
 
 AuthRequest = Request[AuthUser, int, Any]
 MemoryId = Annotated[int, PathParameter(ge=1, le=2**63 - 1, description="Memory id")]
 Service = NamedDependency[MemoryService]
+Indexer = NamedDependency[GraphIndexer]
 
 
 class MemoryController(Controller):
@@ -29,14 +32,24 @@ class MemoryController(Controller):
         summary="Store one memory (JSON object) or a batch (JSON array, at most 100)",
     )
     async def store(
-        self, request: AuthRequest, data: JSONBody[MemoryIn | list[MemoryIn]], memories: Service
+        self,
+        request: AuthRequest,
+        data: JSONBody[MemoryIn | list[MemoryIn]],
+        memories: Service,
+        graph_indexer: Indexer,
     ) -> Response[StoreResult | StoreBatchResult]:
         batch = isinstance(data, list)
         results = await memories.store(request.user.id, data if isinstance(data, list) else [data])
+        # Concepts are extracted after the memories are committed and after the answer is sent.
+        new_ids = [r.id for r in results if not r.duplicate]
+        background = BackgroundTask(graph_indexer.index_quietly, new_ids) if new_ids else None
         if batch:
-            return Response(StoreBatchResult(results=results), status_code=HTTP_201_CREATED)
+            return Response(
+                StoreBatchResult(results=results), status_code=HTTP_201_CREATED, background=background
+            )
         (result,) = results
-        return Response(result, status_code=HTTP_200_OK if result.duplicate else HTTP_201_CREATED)
+        status = HTTP_200_OK if result.duplicate else HTTP_201_CREATED
+        return Response(result, status_code=status, background=background)
 
     @get("/{memory_id:int}", summary="Read one memory")
     async def read(
@@ -78,9 +91,15 @@ class MemoryController(Controller):
 
     @patch("/{memory_id:int}", summary="Change a memory; new content is re-embedded and re-indexed")
     async def update(
-        self, request: AuthRequest, memory_id: MemoryId, data: JSONBody[MemoryPatch], memories: Service
-    ) -> Memory:
-        return await memories.update(request.user.id, memory_id, data)
+        self,
+        request: AuthRequest,
+        memory_id: MemoryId,
+        data: JSONBody[MemoryPatch],
+        memories: Service,
+        graph_indexer: Indexer,
+    ) -> Response[Memory]:
+        memory = await memories.update(request.user.id, memory_id, data)
+        return Response(memory, background=BackgroundTask(graph_indexer.index_quietly, [memory.id]))
 
     @delete(
         "/{memory_id:int}",

@@ -17,8 +17,9 @@ from msgspec import UNSET
 from pgvector import HalfVector
 
 from app.db import Database
-from app.embeddings import Embedder, Vector
+from app.embeddings import Embedded, Embedder, guarded
 from app.errors import Conflict, InvalidInput, NotFound
+from app.graph.indexer import lock_graph, unlink_memories
 from app.memories import sql
 from app.memories.schemas import Memory, MemoryIn, MemoryPage, MemoryPatch, StoreResult
 from app.memories.validation import clean_memory, clean_patch
@@ -77,22 +78,19 @@ def _memory(row: asyncpg.Record) -> Memory:
 class MemoryService:
     def __init__(self, db: Database, embedder: Embedder, limits: MemorySettings) -> None:
         self._db = db
-        self._embedder = embedder
+        self._router = guarded(embedder)
         self._limits = limits
 
-    async def _embed(self, texts: Sequence[str]) -> list[Vector] | None:
-        """Embed for storage; on any provider failure return None and store without vectors."""
+    async def _embed(self, texts: Sequence[str], sensitive: Sequence[bool]) -> list[Embedded | None]:
+        """Embed for storage; sensitive text reaches only in-process models. A provider failure
+        stores the memories without vectors (backfill later) instead of failing the request."""
         if not texts:
             return []
         try:
-            return await self._embedder.embed_documents(texts)
+            return await self._router.embed_for_storage(texts, sensitive)
         except Exception:
             log.warning("embedding failed; storing without embeddings (backfill later)", exc_info=True)
-            return None
-
-    def _may_embed(self, is_sensitive: bool) -> bool:
-        """Sensitive text never goes to a hosted provider."""
-        return self._embedder.is_local or not is_sensitive
+            return [None] * len(texts)
 
     async def store(self, user_id: int, items: Sequence[MemoryIn]) -> list[StoreResult]:
         if len(items) > self._limits.max_batch:
@@ -111,13 +109,11 @@ class MemoryService:
             (r["namespace_id"], bytes(r["content_hash"])): r["id"]
             for r in await self._db.write.fetch(sql.EXISTING_HASHES, ns_of, hashes)
         }
-        to_embed = [
-            i
-            for i, m in enumerate(cleaned)
-            if (ns_of[i], hashes[i]) not in existing and self._may_embed(m.is_sensitive)
-        ]
-        vectors = await self._embed([cleaned[i].content for i in to_embed])
-        vector_of: dict[int, Vector] = dict(zip(to_embed, vectors, strict=True)) if vectors else {}
+        to_embed = [i for i in range(len(cleaned)) if (ns_of[i], hashes[i]) not in existing]
+        embedded = await self._embed(
+            [cleaned[i].content for i in to_embed], [cleaned[i].is_sensitive for i in to_embed]
+        )
+        vector_of = {i: e for i, e in zip(to_embed, embedded, strict=True) if e is not None}
 
         results: list[StoreResult] = []
         async with self._db.write.acquire() as conn, conn.transaction():
@@ -135,8 +131,8 @@ class MemoryService:
                     memory.source,
                     memory.metadata,
                     hashes[i],
-                    HalfVector(vector) if vector is not None else None,
-                    self._embedder.model_id if vector is not None else None,
+                    HalfVector(vector.vector) if vector is not None else None,
+                    vector.model_id if vector is not None else None,
                 )
                 duplicate = new_id is None
                 if duplicate:
@@ -192,10 +188,9 @@ class MemoryService:
         if new_content == current.content:
             new_content = None
         is_sensitive = patch.is_sensitive if isinstance(patch.is_sensitive, bool) else current.is_sensitive
-        vector: Vector | None = None
-        if new_content is not None and self._may_embed(is_sensitive):
-            vectors = await self._embed([new_content])
-            vector = vectors[0] if vectors else None
+        vector: Embedded | None = None
+        if new_content is not None:
+            (vector,) = await self._embed([new_content], [is_sensitive])
 
         async with self._db.write.acquire() as conn, conn.transaction():
             locked = await conn.fetchrow(sql.LOCK_MEMORY, memory_id, user_id)
@@ -214,8 +209,8 @@ class MemoryService:
                 new_content,
                 new_hash,
                 new_content is not None,
-                HalfVector(vector) if vector is not None else None,
-                self._embedder.model_id if vector is not None else None,
+                HalfVector(vector.vector) if vector is not None else None,
+                vector.model_id if vector is not None else None,
                 given(patch.category),
                 patch.category if given(patch.category) else None,
                 patch.tags if given(patch.tags) else None,
@@ -230,7 +225,11 @@ class MemoryService:
         return await self.get(user_id, memory_id)
 
     async def delete(self, user_id: int, memory_id: int, purge: bool = False) -> None:
+        """Soft delete or purge; the memory's concept-graph evidence goes in the same transaction."""
         async with self._db.write.acquire() as conn, conn.transaction():
-            deleted = await conn.fetchval(sql.PURGE if purge else sql.SOFT_DELETE, memory_id, user_id)
-        if deleted is None:
-            raise NotFound(f"memory {memory_id} not found")
+            namespace_id = await conn.fetchval(sql.OWNED_NAMESPACE, memory_id, user_id)
+            if namespace_id is None:
+                raise NotFound(f"memory {memory_id} not found")
+            await lock_graph(conn, {namespace_id})
+            await unlink_memories(conn, [memory_id])
+            await conn.execute(sql.PURGE if purge else sql.SOFT_DELETE, memory_id, user_id)

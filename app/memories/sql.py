@@ -75,6 +75,13 @@ UPDATE memories SET
 WHERE id = $1
 """
 
+OWNED_NAMESPACE = """
+SELECT m.namespace_id
+FROM memories m JOIN namespaces n ON n.id = m.namespace_id
+WHERE m.id = $1 AND n.user_id = $2
+FOR UPDATE OF m
+"""
+
 SOFT_DELETE = """
 UPDATE memories m SET deleted_at = coalesce(m.deleted_at, now()), updated_at = now()
 FROM namespaces n

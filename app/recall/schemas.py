@@ -25,6 +25,7 @@ class LegWeights(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
     lexical: LegWeight | None = None
     dense: LegWeight | None = None
+    graph: LegWeight | None = None
 
 
 class RecallRequest(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -42,6 +43,8 @@ class RecallRequest(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 class HitExplanation(msgspec.Struct, kw_only=True):
     lexical_rank: int | None
     dense_rank: int | None
+    graph_rank: int | None
+    graph_path: str | None
     lexical_score: float | None
     dense_distance: float | None
     fused_score: float
@@ -68,6 +71,8 @@ class EffectiveSettings(msgspec.Struct, kw_only=True):
     ef_search: int
     iterative_scan: str
     lexical_mode: str
+    graph_max_hops: int
+    graph_hop_decay: float
 
 
 class RecallResponse(msgspec.Struct, kw_only=True):

@@ -13,6 +13,7 @@ from pgvector import HalfVector
 from app.db import Database
 from app.embeddings import Embedder, Vector
 from app.errors import InvalidInput, NotFound
+from app.graph.extract import query_concept_names
 from app.memories.validation import clean_tags
 from app.namespaces import validate_namespace_name
 from app.recall.schemas import (
@@ -23,7 +24,7 @@ from app.recall.schemas import (
     RecallResponse,
 )
 from app.recall.sql import RECALL_PARAMS, RECALL_STATEMENT
-from app.settings import MemorySettings, RecallSettings
+from app.settings import GraphSettings, MemorySettings, RecallSettings
 
 log = logging.getLogger(__name__)
 
@@ -67,12 +68,18 @@ def set_local_sql(settings: RecallSettings) -> str:
 
 class RecallService:
     def __init__(
-        self, db: Database, embedder: Embedder, settings: RecallSettings, limits: MemorySettings
+        self,
+        db: Database,
+        embedder: Embedder,
+        settings: RecallSettings,
+        limits: MemorySettings,
+        graph: GraphSettings | None = None,
     ) -> None:
         self._db = db
         self._embedder = embedder
         self._settings = settings
         self._limits = limits
+        self._graph = graph or GraphSettings()
         self._set_local = set_local_sql(settings)
 
     def _plan(self, request: RecallRequest, query_vec: Vector | None, embed_error: str | None) -> LegPlan:
@@ -84,6 +91,9 @@ class RecallService:
             "dense": requested.dense
             if requested and requested.dense is not None
             else self._settings.weight_dense,
+            "graph": requested.graph
+            if requested and requested.graph is not None
+            else (self._graph.weight if self._graph.enabled else 0.0),
         }
         legs = {name: "ok" if weight > 0 else "off" for name, weight in weights.items()}
         if weights["dense"] > 0 and query_vec is None:
@@ -93,8 +103,10 @@ class RecallService:
         return LegPlan(weights=weights, legs=legs)
 
     async def _embed_query(self, request: RecallRequest) -> tuple[Vector | None, str | None]:
-        if request.weights is not None and request.weights.dense == 0:
-            return None, None
+        weights = request.weights
+        graph_off = (weights.graph == 0) if weights and weights.graph is not None else not self._graph.enabled
+        if weights is not None and weights.dense == 0 and graph_off:
+            return None, None  # no leg needs the query vector
         try:
             return await self._embedder.embed_query(request.query), None
         except Exception as exc:  # recall degrades to the legs that work
@@ -124,6 +136,7 @@ class RecallService:
             "query": request.query,
             "expanded_query": request.expanded_query,
             "query_vec": HalfVector(query_vec) if query_vec is not None else None,
+            "embedding_model": self._embedder.model_id,
             "category": filters.category,
             "tags": tags,
             "tags_match_all": filters.tags_match == "all",
@@ -138,6 +151,15 @@ class RecallService:
             "lexical_cap": self._settings.lexical_candidate_cap,
             "limit": request.limit,
             "sort": request.sort,
+            "w_graph": plan.weights["graph"],
+            "seed_names": query_concept_names(f"{request.query}\n{request.expanded_query or ''}"),
+            "graph_max_hops": self._graph.max_hops,
+            "graph_hop_decay": self._graph.hop_decay,
+            "graph_fanout": self._graph.fanout,
+            "graph_hub_fraction": self._graph.hub_fraction,
+            "graph_hub_min_doc_freq": self._graph.hub_min_doc_freq,
+            "graph_seed_neighbors": self._graph.seed_neighbors,
+            "graph_seed_min_similarity": self._graph.seed_min_similarity,
         }
         async with self._db.read.acquire() as conn, conn.transaction(readonly=True):
             scope = await conn.fetch(_SCOPE_SQL, user_id, names)
@@ -163,6 +185,8 @@ class RecallService:
             ef_search=self._settings.ef_search,
             iterative_scan=self._settings.iterative_scan,
             lexical_mode="websearch AND, broadened to OR of lexemes when short",
+            graph_max_hops=self._graph.max_hops,
+            graph_hop_decay=self._graph.hop_decay,
         )
 
     @staticmethod
@@ -180,6 +204,8 @@ class RecallService:
             explain=HitExplanation(
                 lexical_rank=row["lexical_rank"],
                 dense_rank=row["dense_rank"],
+                graph_rank=row["graph_rank"],
+                graph_path=row["graph_path"],
                 lexical_score=row["lexical_score"],
                 dense_distance=row["dense_distance"],
                 fused_score=row["fused_score"],

@@ -3,8 +3,8 @@
 Legs are named CTEs that each yield (id, rank); fusion is weighted Reciprocal Rank Fusion,
 `sum(w_leg / (k + rank_leg))`, where a leg that did not return a memory contributes 0. A leg whose
 weight is 0 is not executed at all (its WHERE holds a constant false: a one-time filter), which is
-how ablations run the very same statement. The concept-graph leg joins as a third CTE beside
-`lexical` and `dense` and a third FULL JOIN in `fused`.
+how ablations run the very same statement. The third leg, `graph`, walks the concept graph with a
+recursive CTE.
 
 Placeholders are `{name}`; `compile_recall_sql` turns them into asyncpg's `$n`.
 """
@@ -16,6 +16,7 @@ RECALL_PARAMS: tuple[str, ...] = (
     "query",  # text: the user's query, parsed by websearch_to_tsquery (never a syntax error)
     "expanded_query",  # text: extra lexical terms, OR-ed in when broadening
     "query_vec",  # halfvec: query embedding, NULL when the embedder is unavailable
+    "embedding_model",  # text: the model of query_vec; vectors of other models are not comparable
     "category",
     "tags",
     "tags_match_all",
@@ -30,6 +31,15 @@ RECALL_PARAMS: tuple[str, ...] = (
     "lexical_cap",
     "limit",
     "sort",
+    "w_graph",
+    "seed_names",  # text[]: concept keys the query mentions (same extractor as on store)
+    "graph_max_hops",
+    "graph_hop_decay",
+    "graph_fanout",
+    "graph_hub_fraction",
+    "graph_hub_min_doc_freq",
+    "graph_seed_neighbors",
+    "graph_seed_min_similarity",
 )
 
 # The filter every leg applies, so all legs rank the same population.
@@ -44,7 +54,7 @@ _IN_SCOPE = """
       AND ({created_until}::timestamptz IS NULL OR m.created_at < {created_until})"""
 
 RECALL_SQL = f"""
-WITH
+WITH RECURSIVE
 -- The query twice: strict (all words, websearch syntax) and broad (any lexeme, plus expanded terms).
 lexical_query AS (
     SELECT websearch_to_tsquery('english', {{query}}) AS strict_q,
@@ -53,18 +63,24 @@ lexical_query AS (
                    to_tsvector('english', {{query}} || ' ' || coalesce({{expanded_query}}::text, ''))
               )) AS lexeme) AS broad_q
 ),
+-- Both lexical tiers rank a capped candidate set, so a query full of common words cannot make
+-- this leg rank thousands of rows.
 lexical_strict AS (
-    SELECT m.id, ts_rank_cd(m.search_vector, q.strict_q) AS score
-    FROM memories m, lexical_query q
+    SELECT c.id, ts_rank_cd(c.search_vector, q.strict_q) AS score
+    FROM lexical_query q,
+         LATERAL (
+             SELECT m.id, m.search_vector
+             FROM memories m
+             WHERE m.search_vector @@ q.strict_q
+               AND {_IN_SCOPE}
+             LIMIT {{lexical_cap}}
+         ) c
     WHERE {{w_lexical}}::float8 > 0
-      AND m.search_vector @@ q.strict_q
-      AND {_IN_SCOPE}
-    ORDER BY score DESC, m.id
+    ORDER BY score DESC, c.id
     LIMIT {{leg_depth}}
 ),
--- Broadened only when the strict match came back short; the candidate set is capped so a query
--- full of common words cannot make this leg rank thousands of rows. ts_rank (term frequency)
--- separates OR matches better than cover density, which needs several terms close together.
+-- Broadened only when the strict match came back short. ts_rank (term frequency) separates OR
+-- matches better than cover density, which rewards several terms close together.
 lexical_broad AS (
     SELECT c.id, ts_rank(c.search_vector, q.broad_q) AS score
     FROM lexical_query q,
@@ -98,6 +114,7 @@ dense_ann AS (
     WHERE {{w_dense}}::float8 > 0
       AND {{query_vec}}::halfvec IS NOT NULL
       AND m.embedding IS NOT NULL
+      AND m.embedding_model = {{embedding_model}}::text
       AND {_IN_SCOPE}
     ORDER BY m.embedding <=> {{query_vec}}::halfvec
     LIMIT {{leg_depth}}
@@ -111,6 +128,7 @@ dense_exact AS (
       AND {{w_dense}}::float8 > 0
       AND {{query_vec}}::halfvec IS NOT NULL
       AND m.embedding IS NOT NULL
+      AND m.embedding_model = {{embedding_model}}::text
       AND {_IN_SCOPE}
     ORDER BY (m.embedding <=> {{query_vec}}::halfvec) + 0
     LIMIT {{leg_depth}}
@@ -123,16 +141,91 @@ dense AS (
         SELECT id, distance FROM dense_ann WHERE NOT EXISTS (SELECT 1 FROM dense_exact)
     ) candidates
 ),
+-- Concept graph: seed the concepts the query names (and the nearest concept embeddings), walk
+-- co-occurrence edges with decay, never through hubs, and score the memories that mention what was
+-- reached, rare concepts counting more than common ones.
+graph_scope AS (
+    SELECT id AS namespace_id, graph_memories,
+           greatest({{graph_hub_min_doc_freq}}::float8, {{graph_hub_fraction}}::float8 * graph_memories)
+               AS hub_ceiling
+    FROM namespaces
+    WHERE id = ANY({{namespace_ids}}::bigint[]) AND {{w_graph}}::float8 > 0
+),
+graph_seeds AS (
+    SELECT c.id AS concept_id, 1.0::float8 AS activation, c.display_name AS path
+    FROM concepts c JOIN graph_scope s ON s.namespace_id = c.namespace_id
+    WHERE (c.name = ANY({{seed_names}}::text[]) OR c.aliases && {{seed_names}}::text[])
+      AND c.doc_freq <= s.hub_ceiling
+    UNION ALL
+    SELECT near.id, near.similarity, near.display_name
+    FROM graph_scope s,
+         LATERAL (
+             SELECT c.id, c.display_name, c.doc_freq,
+                    1 - (c.embedding <=> {{query_vec}}::halfvec) AS similarity
+             FROM concepts c
+             WHERE c.namespace_id = s.namespace_id
+               AND c.embedding IS NOT NULL
+               AND {{query_vec}}::halfvec IS NOT NULL
+             ORDER BY c.embedding <=> {{query_vec}}::halfvec
+             LIMIT {{graph_seed_neighbors}}
+         ) near
+    WHERE near.similarity >= {{graph_seed_min_similarity}} AND near.doc_freq <= s.hub_ceiling
+),
+graph_walk (concept_id, activation, hops, path) AS (
+    SELECT concept_id, activation, 0, path FROM graph_seeds
+    UNION ALL
+    SELECT nb.id, w.activation * {{graph_hop_decay}}::float8 * nb.strength, w.hops + 1,
+           w.path || ' > ' || nb.display_name
+    FROM graph_walk w
+    CROSS JOIN LATERAL (
+        SELECT c.id, c.display_name, e.weight / (e.weight + 1.0) AS strength
+        FROM concept_edges e
+        JOIN concepts c ON c.id = CASE WHEN e.source_id = w.concept_id THEN e.target_id ELSE e.source_id END
+        JOIN graph_scope s ON s.namespace_id = c.namespace_id
+        WHERE (e.source_id = w.concept_id OR e.target_id = w.concept_id)
+          AND e.valid_to IS NULL
+          AND c.doc_freq <= s.hub_ceiling
+        ORDER BY e.weight DESC, c.id
+        LIMIT {{graph_fanout}}
+    ) nb
+    WHERE w.hops < {{graph_max_hops}}
+),
+graph_concepts AS (
+    SELECT DISTINCT ON (concept_id) concept_id, activation, path
+    FROM graph_walk
+    ORDER BY concept_id, activation DESC
+),
+graph AS (
+    SELECT id, score, path, row_number() OVER (ORDER BY score DESC, id) AS rank
+    FROM (
+        SELECT mc.memory_id AS id,
+               sum(gc.activation * ln(1 + s.graph_memories::float8 / greatest(c.doc_freq, 1))) AS score,
+               (array_agg(gc.path ORDER BY gc.activation DESC))[1] AS path
+        FROM graph_concepts gc
+        JOIN concepts c ON c.id = gc.concept_id
+        JOIN graph_scope s ON s.namespace_id = c.namespace_id
+        JOIN memory_concepts mc ON mc.concept_id = gc.concept_id
+        JOIN memories m ON m.id = mc.memory_id
+        WHERE {_IN_SCOPE}
+        GROUP BY mc.memory_id
+        ORDER BY score DESC, mc.memory_id
+        LIMIT {{leg_depth}}
+    ) scored
+),
 fused AS (
     SELECT id,
            lexical.rank AS lexical_rank,
            lexical.score AS lexical_score,
            dense.rank AS dense_rank,
            dense.distance AS dense_distance,
+           graph.rank AS graph_rank,
+           graph.path AS graph_path,
            coalesce({{w_lexical}}::float8 / ({{rrf_k}} + lexical.rank), 0)
-         + coalesce({{w_dense}}::float8 / ({{rrf_k}} + dense.rank), 0) AS fused_score
+         + coalesce({{w_dense}}::float8 / ({{rrf_k}} + dense.rank), 0)
+         + coalesce({{w_graph}}::float8 / ({{rrf_k}} + graph.rank), 0) AS fused_score
     FROM lexical
     FULL OUTER JOIN dense USING (id)
+    FULL OUTER JOIN graph USING (id)
 ),
 ranked AS (
     SELECT f.*,
@@ -146,7 +239,7 @@ ranked AS (
 )
 SELECT r.id, n.name AS namespace, m.content, m.category, m.tags, m.importance, m.is_sensitive,
        m.created_at, r.lexical_rank, r.lexical_score, r.dense_rank, r.dense_distance,
-       r.fused_score, r.final_score
+       r.graph_rank, r.graph_path, r.fused_score, r.final_score
 FROM ranked r
 JOIN memories m ON m.id = r.id
 JOIN namespaces n ON n.id = m.namespace_id

@@ -1,0 +1,215 @@
+"""`memoria remember | recall | list | forget | status | login`: the API from a terminal."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from app.client.api import Api, ApiError
+from app.client.config import load_settings
+from app.client.render import console, err_console, memory_table, print_json, recall_table
+from app.client.transfer import export, import_
+from app.hooks.namespace import namespace_for_cwd
+
+
+def current_namespace() -> str:
+    """The namespace the hook recalls from in this directory, so what you remember here comes back here."""
+    hooks = load_settings().hooks
+    return namespace_for_cwd(os.getcwd(), hooks.namespace_map, hooks.default_namespace) or "default"
+
+
+def _split(values: tuple[str, ...]) -> list[str]:
+    """`--tags a,b --tags c` -> [a, b, c]."""
+    return [tag.strip() for value in values for tag in value.split(",") if tag.strip()]
+
+
+@click.command()
+@click.argument("content")
+@click.option(
+    "-n", "--namespace", help="Default: this git repository's namespace (repo:<name>), else default."
+)
+@click.option("-c", "--category", help="e.g. decision, preference, fact, runbook.")
+@click.option("-t", "--tags", multiple=True, help="Comma-separated; repeatable.")
+@click.option("-i", "--importance", type=click.FloatRange(0, 1), default=0.5, show_default=True)
+@click.option("--sensitive", is_flag=True, help="Keep it out of lists, recall and hooks unless asked.")
+def remember(
+    content: str,
+    namespace: str | None,
+    category: str | None,
+    tags: tuple[str, ...],
+    importance: float,
+    sensitive: bool,
+) -> None:
+    """Store CONTENT as a memory ("-" reads it from stdin)."""
+    if content == "-":
+        content = sys.stdin.read().strip()
+    body: dict[str, Any] = {
+        "content": content,
+        "namespace": namespace or current_namespace(),
+        "tags": _split(tags),
+        "importance": importance,
+        "is_sensitive": sensitive,
+        "source": "memoria-cli",
+    }
+    if category:
+        body["category"] = category
+    with Api.from_settings() as api:
+        stored = api.json("POST", "/v1/memories", json=body)
+    verb = "already remembered as" if stored["duplicate"] else "remembered"
+    console().print(f"{verb} #{stored['id']} in {stored['namespace']}")
+
+
+@click.command()
+@click.argument("query")
+@click.option("-n", "--namespace", multiple=True, help="Repeatable. Default: all your namespaces.")
+@click.option("--here", is_flag=True, help="Only this repository's namespace (what the hook would see).")
+@click.option("-l", "--limit", type=click.IntRange(1, 100), default=10, show_default=True)
+@click.option("-c", "--category", help="Only this category.")
+@click.option("-t", "--tags", multiple=True, help="Only memories with any of these tags.")
+@click.option("--explain", is_flag=True, help="Show each leg's score and the fusion settings.")
+@click.option("--json", "as_json", is_flag=True, help="Print the raw API answer.")
+def recall(
+    query: str,
+    namespace: tuple[str, ...],
+    here: bool,
+    limit: int,
+    category: str | None,
+    tags: tuple[str, ...],
+    explain: bool,
+    as_json: bool,
+) -> None:
+    """Find the memories that matter for QUERY (hybrid lexical + dense search)."""
+    names = [*namespace, *([current_namespace()] if here else [])]
+    filters: dict[str, Any] = {}
+    if category:
+        filters["category"] = category
+    if tags:
+        filters["tags"] = _split(tags)
+    body: dict[str, Any] = {"query": query, "limit": limit, "explain": True, "filters": filters}
+    if names:
+        body["namespaces"] = names
+    with Api.from_settings() as api:
+        result = api.json("POST", "/v1/recall", json=body)
+    if as_json:
+        print_json(result)
+        return
+    if not result["results"]:
+        console().print("no memories match")
+    else:
+        console().print(recall_table(result, explain))
+    unavailable = {leg: state for leg, state in result.get("legs", {}).items() if state not in ("ok", "off")}
+    for leg, state in unavailable.items():
+        err_console().print(f"[yellow]the {leg} leg did not run: {state}[/yellow]")
+    if explain and result.get("settings"):
+        knobs = ", ".join(f"{key}={value}" for key, value in result["settings"].items())
+        console().print(f"[dim]{knobs}[/dim]")
+
+
+@click.command("list")
+@click.option("-n", "--namespace", multiple=True, help="Repeatable. Default: all your namespaces.")
+@click.option("-c", "--category")
+@click.option("-t", "--tags", multiple=True, help="Memories with any of these tags.")
+@click.option("-l", "--limit", type=click.IntRange(1, 200), default=20, show_default=True)
+@click.option("--all", "everything", is_flag=True, help="Every match, page after page.")
+@click.option("--include-sensitive", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+def list_memories(
+    namespace: tuple[str, ...],
+    category: str | None,
+    tags: tuple[str, ...],
+    limit: int,
+    everything: bool,
+    include_sensitive: bool,
+    as_json: bool,
+) -> None:
+    """List memories, newest first."""
+    params: dict[str, Any] = {
+        "namespace": list(namespace) or None,
+        "category": category,
+        "tags": _split(tags) or None,
+        "include_sensitive": str(include_sensitive).lower(),
+    }
+    with Api.from_settings() as api:
+        items: list[dict[str, Any]] = []
+        for item in api.memories(params, page_size=limit):
+            items.append(item)
+            if len(items) >= limit and not everything:
+                break
+    if as_json:
+        for item in items:
+            click.echo(json.dumps(item, ensure_ascii=False))
+    elif items:
+        console().print(memory_table(items))
+    else:
+        console().print("no memories")
+
+
+@click.command()
+@click.argument("memory_id", type=click.IntRange(1))
+@click.option("--purge", is_flag=True, help="Remove the row instead of soft-deleting it.")
+def forget(memory_id: int, purge: bool) -> None:
+    """Delete memory MEMORY_ID (soft: it can still be read with include_deleted)."""
+    with Api.from_settings() as api:
+        try:
+            api.send("DELETE", f"/v1/memories/{memory_id}", params={"purge": str(purge).lower()})
+        except ApiError as exc:
+            if exc.status == 404:
+                raise ApiError(f"no memory #{memory_id} (or it is not yours)", 404) from exc
+            raise
+    console().print(f"{'purged' if purge else 'forgot'} #{memory_id}")
+
+
+@click.command()
+def status() -> None:
+    """Server, database, embedder and your memory counts; exits 1 unless all is well."""
+    client = load_settings().client
+    with Api.from_settings(client, need_key=False) as anonymous:
+        ready = anonymous.send("GET", "/readyz", accept=(503,))
+    body = ready.json()
+    healthy = ready.status_code == 200
+    console().print(
+        f"server     {client.url}  {'[green]ready[/green]' if healthy else '[red]not ready[/red]'}"
+    )
+    for check, state in body.get("checks", {}).items():
+        colour = "green" if state == "ok" else "red"
+        console().print(f"{check:<10} [{colour}]{state}[/{colour}]")
+    with Api.from_settings(client) as api:
+        namespaces = api.json("GET", "/v1/namespaces")
+    total = sum(ns["memories"] for ns in namespaces)
+    console().print(f"key        [green]ok[/green]  {len(namespaces)} namespaces, {total} memories")
+    for ns in namespaces:
+        console().print(f"  {ns['memories']:>8}  {ns['name']}")
+    if not healthy:
+        raise click.exceptions.Exit(1)
+
+
+@click.command()
+@click.option("--key-file", type=click.Path(dir_okay=False, path_type=Path), help="Default: from settings.")
+@click.option("--no-check", is_flag=True, help="Save without asking the server whether the key works.")
+def login(key_file: Path | None, no_check: bool) -> None:
+    """Save an API key (from stdin, or typed hidden) to a file only you can read."""
+    client = load_settings().client
+    if sys.stdin.isatty():
+        key = click.prompt("API key", hide_input=True).strip()
+    else:
+        key = sys.stdin.readline().strip()
+    if not key:
+        raise click.ClickException("no key given")
+    if not no_check:
+        with Api(client.url, key, client.timeout_s) as api:
+            api.send("GET", "/v1/namespaces")
+    path = (key_file or client.key_file).expanduser()
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(key + "\n")
+    os.chmod(path, 0o600)
+    console().print(f"saved the key to {path} (readable by you only)")
+
+
+COMMANDS: list[click.Command] = [remember, recall, list_memories, forget, status, login, export, import_]

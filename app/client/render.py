@@ -1,0 +1,91 @@
+"""Rich tables for people; plain JSON for scripts (`--json`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+
+def console() -> Console:
+    """A fresh console per use, so the width follows COLUMNS and the stream is today's sys.stdout."""
+    return Console(highlight=False)
+
+
+def err_console() -> Console:
+    return Console(stderr=True, highlight=False)
+
+
+def print_json(data: Any) -> None:
+    console().print_json(json.dumps(data), highlight=False)
+
+
+def legs_of(explain: dict[str, Any] | None) -> str:
+    """The legs that found a hit, from its `<leg>_rank` fields (works for legs added later too)."""
+    if not explain:
+        return ""
+    return " ".join(
+        f"{key.removesuffix('_rank')}:{value}"
+        for key, value in explain.items()
+        if key.endswith("_rank") and value is not None
+    )
+
+
+def _number(value: Any, digits: int = 4) -> str:
+    return "" if value is None else f"{value:.{digits}f}"
+
+
+def recall_table(result: dict[str, Any], explain: bool) -> Table:
+    hits: list[dict[str, Any]] = result["results"]
+    several = len({hit["namespace"] for hit in hits}) > 1
+    table = Table(show_lines=False, pad_edge=False, expand=False)
+    table.add_column("#", justify="right")
+    table.add_column("score", justify="right")
+    table.add_column("legs")
+    if explain:
+        table.add_column("lexical", justify="right")
+        table.add_column("dense dist", justify="right")
+        table.add_column("fused", justify="right")
+    if several:
+        table.add_column("namespace")
+    table.add_column("id", justify="right")
+    table.add_column("content", overflow="fold")
+    for rank, hit in enumerate(hits, 1):
+        why = hit.get("explain") or {}
+        row = [str(rank), _number(hit["score"]), legs_of(why)]
+        if explain:
+            row += [
+                _number(why.get("lexical_score")),
+                _number(why.get("dense_distance")),
+                _number(why.get("fused_score")),
+            ]
+        if several:
+            row.append(hit["namespace"])
+        category = f"[dim]\\[{hit['category']}][/dim] " if hit.get("category") else ""
+        row += [str(hit["id"]), category + escape(hit["content"])]
+        table.add_row(*row)
+    return table
+
+
+def memory_table(items: Sequence[dict[str, Any]]) -> Table:
+    table = Table(pad_edge=False)
+    table.add_column("id", justify="right")
+    table.add_column("namespace")
+    table.add_column("category")
+    table.add_column("tags")
+    table.add_column("created", no_wrap=True)
+    table.add_column("content", overflow="ellipsis", no_wrap=True, max_width=80)
+    for item in items:
+        table.add_row(
+            str(item["id"]),
+            item["namespace"],
+            item.get("category") or "",
+            ",".join(item.get("tags") or []),
+            str(item["created_at"])[:16].replace("T", " "),
+            escape(" ".join(item["content"].split())),
+        )
+    return table

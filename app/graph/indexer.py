@@ -1,0 +1,175 @@
+"""Keeps the concept graph in step with memories: extract on store/update, unlink on delete.
+
+Indexing runs after the memory's own transaction has committed and never fails a store: any error
+is logged and `memoria graph rebuild` repairs the graph later. Unlinking runs inside the delete's
+transaction, so a deleted memory never stays evidence of anything.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import asyncpg
+from pgvector import HalfVector
+
+from app.embeddings import Embedder
+from app.graph import sql
+from app.graph.extract import Concept, extract_concepts
+from app.settings import GraphSettings
+
+log = logging.getLogger(__name__)
+
+GRAPH_LOCK_BASE = 0x6D67 << 48  # advisory lock key = base + namespace id
+
+
+async def lock_graph(conn: asyncpg.Connection, namespace_ids: set[int]) -> None:
+    """Serialise graph writes per namespace (transaction-scoped), so concurrent stores and deletes
+    never deadlock on shared concept and edge rows."""
+    for namespace_id in sorted(namespace_ids):
+        await conn.execute("SELECT pg_advisory_xact_lock($1::bigint)", GRAPH_LOCK_BASE + namespace_id)
+
+
+async def unlink_memories(conn: asyncpg.Connection, memory_ids: Sequence[int]) -> None:
+    """Remove the memories' concept links, edge evidence and counts (caller owns the transaction)."""
+    ids = list(memory_ids)
+    await conn.execute(sql.COUNT_GRAPH_MEMORIES, ids, -1)
+    await conn.execute(sql.COUNT_DOC_FREQ, ids, -1)
+    weakened = await conn.fetch(sql.WEAKEN_EDGES, ids)
+    dead = [r["id"] for r in weakened if r["weight"] <= 0]
+    if dead:
+        await conn.execute(sql.DELETE_EDGES, dead)
+    concept_ids = [r["concept_id"] for r in await conn.fetch(sql.DELETE_LINKS, ids)]
+    if concept_ids:
+        await conn.execute(sql.DROP_ORPHAN_CONCEPTS, sorted(set(concept_ids)))
+
+
+class GraphIndexer:
+    def __init__(self, pool: asyncpg.Pool, embedder: Embedder | None, settings: GraphSettings) -> None:
+        self._pool = pool
+        self._embedder = embedder
+        self._settings = settings
+
+    async def index_quietly(self, memory_ids: Sequence[int]) -> None:
+        """Background-task entry point: never raises."""
+        try:
+            await self.index(memory_ids)
+        except Exception:
+            log.exception(
+                "concept extraction failed for memories %s; run `memoria graph rebuild`", memory_ids
+            )
+
+    async def index(
+        self, memory_ids: Sequence[int], conn: asyncpg.Connection | None = None, canonicalise: bool = True
+    ) -> int:
+        """(Re)extract concepts of live memories; returns the number of links written.
+
+        `canonicalise=False` skips the embedding-based merge (used when a merge re-links memories).
+        """
+        if not memory_ids or not self._settings.enabled:
+            return 0
+        if conn is None:
+            async with self._pool.acquire() as own:
+                return await self.index(memory_ids, own, canonicalise)
+        async with conn.transaction():
+            rows = await conn.fetch(sql.MEMORIES_TO_INDEX, list(memory_ids))
+            await lock_graph(conn, {r["namespace_id"] for r in rows})
+            await unlink_memories(conn, memory_ids)
+            extracted = {
+                r["id"]: extract_concepts(
+                    r["content"], r["tags"], r["expanded_keywords"], self._settings.max_concepts_per_memory
+                )
+                for r in rows
+            }
+            namespace_of = {r["id"]: r["namespace_id"] for r in rows}
+            concept_ids, new_concepts = await self._upsert_concepts(conn, extracted, namespace_of)
+            links = [
+                (memory_id, concept_ids[(namespace_of[memory_id], c.name)])
+                for memory_id, concepts in extracted.items()
+                for c in concepts
+            ]
+            links = list(dict.fromkeys(links))
+            await conn.execute(sql.INSERT_LINKS, [m for m, _ in links], [c for _, c in links])
+            linked = [r["id"] for r in rows]
+            await conn.execute(sql.COUNT_DOC_FREQ, linked, 1)
+            await conn.execute(sql.COUNT_GRAPH_MEMORIES, linked, 1)
+            await conn.execute(sql.ADD_EDGES, linked, self._settings.evidence_ids_kept)
+        if new_concepts:
+            await self._embed_and_canonicalise(conn, new_concepts, canonicalise)
+        return len(links)
+
+    async def _upsert_concepts(
+        self,
+        conn: asyncpg.Connection,
+        extracted: dict[int, list[Concept]],
+        namespace_of: dict[int, int],
+    ) -> tuple[dict[tuple[int, str], int], list[tuple[int, int, str]]]:
+        wanted: dict[tuple[int, str], Concept] = {}
+        for memory_id, concepts in extracted.items():
+            for concept in concepts:
+                wanted.setdefault((namespace_of[memory_id], concept.name), concept)
+        keys = list(wanted)
+        ids: dict[tuple[int, str], int] = {}
+        for r in await conn.fetch(sql.RESOLVE_ALIASES, [k[0] for k in keys], [k[1] for k in keys]):
+            ids[(r["namespace_id"], r["name"])] = r["id"]
+        rest = [k for k in keys if k not in ids]
+        new: list[tuple[int, int, str]] = []
+        if rest:
+            rows = await conn.fetch(
+                sql.UPSERT_CONCEPTS,
+                [k[0] for k in rest],
+                [k[1] for k in rest],
+                [wanted[k].display for k in rest],
+                [wanted[k].kind for k in rest],
+            )
+            for r in rows:
+                ids[(r["namespace_id"], r["name"])] = r["id"]
+                if r["inserted"]:
+                    new.append((r["id"], r["namespace_id"], wanted[(r["namespace_id"], r["name"])].display))
+        return ids, new
+
+    async def _embed_and_canonicalise(
+        self, conn: asyncpg.Connection, new_concepts: list[tuple[int, int, str]], canonicalise: bool
+    ) -> None:
+        """Embed new concepts (for query seeding) and fold near-duplicates into existing concepts."""
+        if self._embedder is None:
+            return
+        try:
+            vectors = await self._embedder.embed_documents([display for _, _, display in new_concepts])
+        except Exception:
+            log.warning("concept embedding failed; concepts stay name-only", exc_info=True)
+            return
+        await conn.execute(
+            sql.SET_CONCEPT_EMBEDDINGS, [cid for cid, _, _ in new_concepts], [HalfVector(v) for v in vectors]
+        )
+        threshold = self._settings.merge_similarity
+        if threshold >= 1 or not canonicalise:
+            return
+        for (concept_id, namespace_id, _), vector in zip(new_concepts, vectors, strict=True):
+            nearest = await conn.fetchrow(sql.NEAREST_CONCEPT, namespace_id, HalfVector(vector), concept_id)
+            if nearest is not None and nearest["similarity"] >= threshold:
+                await merge_concepts(conn, self, concept_id, nearest["id"])
+
+
+async def merge_concepts(
+    conn: asyncpg.Connection, indexer: GraphIndexer, source_id: int, target_id: int
+) -> None:
+    """Fold concept `source_id` into `target_id`: its names become aliases, its memories re-link."""
+    async with conn.transaction():
+        source = await conn.fetchrow(
+            "SELECT name, aliases, namespace_id FROM concepts WHERE id = $1", source_id
+        )
+        if source is None:
+            return
+        await lock_graph(conn, {source["namespace_id"]})
+        memory_ids = [
+            r["memory_id"]
+            for r in await conn.fetch(
+                "SELECT memory_id FROM memory_concepts WHERE concept_id = $1", source_id
+            )
+        ]
+        await conn.execute(sql.ADD_ALIASES, target_id, [source["name"], *source["aliases"]])
+        await unlink_memories(conn, memory_ids)
+        await conn.execute("DELETE FROM concepts WHERE id = $1", source_id)
+        if memory_ids:
+            await indexer.index(memory_ids, conn, canonicalise=False)

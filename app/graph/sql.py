@@ -1,0 +1,125 @@
+"""SQL that keeps the concept graph true: link memories to concepts, count co-occurrence edges,
+and take a memory's evidence back out when it is changed or deleted."""
+
+# Sensitive memories stay out of the graph: concept names are shown by the graph routes and in
+# explain output, and would be sent to a hosted embedder.
+MEMORIES_TO_INDEX = """
+SELECT id, namespace_id, content, tags, expanded_keywords
+FROM memories
+WHERE id = ANY($1::bigint[]) AND deleted_at IS NULL AND NOT is_sensitive
+"""
+
+# Surface forms already known as an alias of a concept map onto that concept.
+RESOLVE_ALIASES = """
+SELECT c.namespace_id, a.name, c.id
+FROM unnest($1::bigint[], $2::text[]) AS a (namespace_id, name)
+JOIN concepts c ON c.namespace_id = a.namespace_id AND c.aliases @> ARRAY[a.name]
+"""
+
+UPSERT_CONCEPTS = """
+INSERT INTO concepts (namespace_id, name, display_name, kind)
+SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[])
+ON CONFLICT (namespace_id, name) DO UPDATE SET updated_at = now()
+RETURNING id, namespace_id, name, (xmax = 0) AS inserted
+"""
+
+INSERT_LINKS = """
+INSERT INTO memory_concepts (memory_id, concept_id)
+SELECT * FROM unnest($1::bigint[], $2::bigint[])
+ON CONFLICT DO NOTHING
+"""
+
+# Co-occurrence edges of the given memories, counted once per memory (source < target).
+ADD_EDGES = """
+WITH links AS (
+    SELECT mc.memory_id, mc.concept_id, c.namespace_id
+    FROM memory_concepts mc JOIN concepts c ON c.id = mc.concept_id
+    WHERE mc.memory_id = ANY($1::bigint[])
+),
+pairs AS (
+    SELECT a.namespace_id, a.concept_id AS source_id, b.concept_id AS target_id,
+           count(*) AS n, array_agg(a.memory_id ORDER BY a.memory_id DESC) AS evidence
+    FROM links a JOIN links b ON a.memory_id = b.memory_id AND a.concept_id < b.concept_id
+    GROUP BY 1, 2, 3
+)
+INSERT INTO concept_edges AS e (namespace_id, source_id, target_id, weight, evidence_memory_ids)
+SELECT namespace_id, source_id, target_id, n, evidence[1:$2] FROM pairs
+ON CONFLICT (source_id, target_id, relation) DO UPDATE
+SET weight = e.weight + EXCLUDED.weight,
+    evidence_memory_ids = (EXCLUDED.evidence_memory_ids || e.evidence_memory_ids)[1:$2],
+    valid_to = NULL
+"""
+
+COUNT_DOC_FREQ = """
+UPDATE concepts c SET doc_freq = c.doc_freq + d.delta, updated_at = now()
+FROM (
+    SELECT mc.concept_id, $2::int * count(*) AS delta
+    FROM memory_concepts mc WHERE mc.memory_id = ANY($1::bigint[])
+    GROUP BY mc.concept_id
+) d
+WHERE c.id = d.concept_id
+"""
+
+COUNT_GRAPH_MEMORIES = """
+UPDATE namespaces n SET graph_memories = greatest(n.graph_memories + $2::int * d.memories, 0)
+FROM (
+    SELECT m.namespace_id, count(DISTINCT m.id) AS memories
+    FROM memories m JOIN memory_concepts mc ON mc.memory_id = m.id
+    WHERE m.id = ANY($1::bigint[])
+    GROUP BY m.namespace_id
+) d
+WHERE n.id = d.namespace_id
+"""
+
+# Take the memories' evidence out of their edges; RETURNING tells which edges have none left.
+WEAKEN_EDGES = """
+WITH links AS (
+    SELECT memory_id, concept_id FROM memory_concepts WHERE memory_id = ANY($1::bigint[])
+),
+pairs AS (
+    SELECT a.concept_id AS source_id, b.concept_id AS target_id, count(*) AS n
+    FROM links a JOIN links b ON a.memory_id = b.memory_id AND a.concept_id < b.concept_id
+    GROUP BY 1, 2
+)
+UPDATE concept_edges e
+SET weight = e.weight - p.n,
+    evidence_memory_ids = array(
+        SELECT x FROM unnest(e.evidence_memory_ids) AS x WHERE x <> ALL($1::bigint[])
+    )
+FROM pairs p
+WHERE e.source_id = p.source_id AND e.target_id = p.target_id AND e.relation = 'co_occurs'
+RETURNING e.id, e.weight
+"""
+
+DELETE_EDGES = """
+DELETE FROM concept_edges WHERE id = ANY($1::bigint[])
+"""
+
+DELETE_LINKS = """
+DELETE FROM memory_concepts WHERE memory_id = ANY($1::bigint[]) RETURNING concept_id
+"""
+
+DROP_ORPHAN_CONCEPTS = """
+DELETE FROM concepts WHERE id = ANY($1::bigint[]) AND doc_freq <= 0
+"""
+
+SET_CONCEPT_EMBEDDINGS = """
+UPDATE concepts c SET embedding = v.embedding
+FROM unnest($1::bigint[], $2::halfvec[]) AS v (id, embedding)
+WHERE c.id = v.id
+"""
+
+# The closest existing concept of the namespace, for embedding-based canonicalisation.
+NEAREST_CONCEPT = """
+SELECT id, 1 - (embedding <=> $2::halfvec) AS similarity
+FROM concepts
+WHERE namespace_id = $1 AND embedding IS NOT NULL AND id <> $3
+ORDER BY embedding <=> $2::halfvec
+LIMIT 1
+"""
+
+ADD_ALIASES = """
+UPDATE concepts t
+SET aliases = (SELECT array_agg(DISTINCT a) FROM unnest(t.aliases || $2::text[]) AS a), updated_at = now()
+WHERE t.id = $1
+"""

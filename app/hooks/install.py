@@ -1,0 +1,173 @@
+"""Merge the Memoria `UserPromptSubmit` hook into a Claude Code settings file, and take it out again.
+
+Settings files are shared with everything else a person configures, so the merge is surgical:
+only hook entries that point at Memoria are touched, every other key, event, group and hook is
+kept in order, and a second install changes nothing. The API key is never written into a settings
+file: http hooks name `$MEMORIA_CLIENT__API_KEY` (resolved by Claude Code via `allowedEnvVars`),
+command hooks read it from that variable or the user-only-readable key file.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shlex
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import quote
+
+from app.hooks.command import DEFAULT_URL, ENV_API_KEY, HOOK_PATH
+
+Scope = Literal["user", "project", "local"]
+Mode = Literal["http", "command"]
+
+EVENT = "UserPromptSubmit"
+#: Seconds Claude Code waits: the server's budget (0.3 s) or the script's (1.5 s) plus slack.
+HTTP_TIMEOUT_S = 2
+COMMAND_TIMEOUT_S = 3
+_COMMAND_MARKERS = ("memoria-hook", "app.hooks.command", "hook user-prompt-submit")
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "memoria-hook"
+
+
+class SettingsFileError(ValueError):
+    pass
+
+
+def settings_path(scope: Scope, project_dir: Path) -> Path:
+    if scope == "user":
+        return Path.home() / ".claude" / "settings.json"
+    name = "settings.json" if scope == "project" else "settings.local.json"
+    return project_dir / ".claude" / name
+
+
+def http_hook(url: str, namespace: str | None) -> dict[str, Any]:
+    target = url.rstrip("/") + HOOK_PATH
+    if namespace:
+        target += "?namespace=" + quote(namespace, safe="")
+    return {
+        "type": "http",
+        "url": target,
+        "headers": {"Authorization": f"Bearer ${ENV_API_KEY}"},
+        "allowedEnvVars": [ENV_API_KEY],
+        "timeout": HTTP_TIMEOUT_S,
+    }
+
+
+def command_hook(url: str, namespace: str | None) -> dict[str, Any]:
+    """Run by the checkout's launcher under `python -S` (fast start) when there is a checkout."""
+    if SCRIPT.is_file():
+        argv = [sys.executable, "-S", str(SCRIPT)]
+    else:
+        argv = [sys.executable, "-m", "app.hooks.command"]
+    argv.append("user-prompt-submit")
+    if url.rstrip("/") != DEFAULT_URL:
+        argv += ["--url", url]
+    if namespace:
+        argv += ["--namespace", namespace]
+    return {"type": "command", "command": shlex.join(argv), "timeout": COMMAND_TIMEOUT_S}
+
+
+def is_memoria_hook(hook: Any) -> bool:
+    if not isinstance(hook, dict):
+        return False
+    if hook.get("type") == "http":
+        return HOOK_PATH in str(hook.get("url", ""))
+    if hook.get("type") == "command":
+        return any(marker in str(hook.get("command", "")) for marker in _COMMAND_MARKERS)
+    return False
+
+
+def without_memoria(settings: dict[str, Any]) -> dict[str, Any]:
+    """`settings` minus Memoria's hooks; groups, the event and `hooks` go only if we emptied them."""
+    result = copy.deepcopy(settings)
+    hooks = result.get("hooks")
+    if not isinstance(hooks, dict) or not isinstance(hooks.get(EVENT), list):
+        return result
+    groups = []
+    for group in hooks[EVENT]:
+        if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+            kept = [h for h in group["hooks"] if not is_memoria_hook(h)]
+            if not kept and len(kept) != len(group["hooks"]):
+                continue
+            group = {**group, "hooks": kept}
+        groups.append(group)
+    if groups or not hooks[EVENT]:
+        hooks[EVENT] = groups
+    else:
+        del hooks[EVENT]
+        if not hooks:
+            del result["hooks"]
+    return result
+
+
+def with_memoria(settings: dict[str, Any], hook: dict[str, Any]) -> dict[str, Any]:
+    result = without_memoria(settings)
+    hooks = result.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise SettingsFileError('"hooks" is not an object')
+    groups = hooks.setdefault(EVENT, [])
+    if not isinstance(groups, list):
+        raise SettingsFileError(f'"hooks.{EVENT}" is not a list')
+    groups.append({"hooks": [hook]})
+    return result
+
+
+def load(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise SettingsFileError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise SettingsFileError(
+            f"{path} is not valid JSON ({exc}); fix it first, it was left as it is"
+        ) from exc
+    if not isinstance(data, dict):
+        raise SettingsFileError(f"{path} does not hold a JSON object; it was left as it is")
+    return data
+
+
+def save(path: Path, settings: dict[str, Any]) -> None:
+    """Write atomically (a crash leaves the old file), keeping the file's permissions."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o7777 if path.exists() else None
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def install(path: Path, hook: dict[str, Any]) -> bool:
+    """True when the file changed (False: this exact hook was already installed)."""
+    current = load(path)
+    updated = with_memoria(current, hook)
+    if updated == current:
+        return False
+    save(path, updated)
+    return True
+
+
+def uninstall(path: Path) -> bool:
+    """True when a Memoria hook was removed."""
+    if not path.exists():
+        return False
+    current = load(path)
+    updated = without_memoria(current)
+    if updated == current:
+        return False
+    save(path, updated)
+    return True

@@ -1,0 +1,76 @@
+"""Which namespace a Claude Code session's working directory recalls from (and `memoria remember` stores to).
+
+Order: a configured path-prefix mapping, then the git repository holding `cwd`, named
+`repo:<basename of the repository root>`, then a configured default. Basenames, not full paths,
+because the same repository is checked out at different paths on different machines and should
+share its memories; two repositories with the same basename can be told apart with the mapping.
+When `cwd` does not exist here (the server runs on another machine), the basename of `cwd` itself
+stands in for the repository root, since Claude Code is normally started at the repository root.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+
+REPO_PREFIX = "repo:"
+_UNSAFE = re.compile(r"[^A-Za-z0-9._@+-]+")
+_MAX_DEPTH = 64
+
+
+def check_namespace(name: str) -> str:
+    """Raise ValueError unless `name` is a namespace the API accepts (one rule, in app.namespaces)."""
+    from app.errors import ApiError
+    from app.namespaces.service import validate_namespace_name
+
+    try:
+        return validate_namespace_name(name)
+    except ApiError as exc:
+        raise ValueError(exc.detail) from exc
+
+
+def repo_namespace(root: str) -> str | None:
+    """`repo:<basename>` with characters the namespace rule refuses replaced by `-`."""
+    base = _UNSAFE.sub("-", os.path.basename(os.path.normpath(root))).strip("-.")
+    return f"{REPO_PREFIX}{base[:190]}" if base else None
+
+
+def git_root(cwd: str) -> str | None:
+    """The nearest directory at or above `cwd` holding `.git` (a directory, or a file for worktrees)."""
+    path = os.path.abspath(cwd)
+    for _ in range(_MAX_DEPTH):
+        if os.path.exists(os.path.join(path, ".git")):
+            return path
+        parent = os.path.dirname(path)
+        if parent == path:
+            return None
+        path = parent
+    return None
+
+
+def _mapped(cwd: str, mapping: Mapping[str, str]) -> str | None:
+    """The namespace of the longest mapped prefix that contains `cwd`, whole path components only."""
+    best: tuple[int, str] | None = None
+    for prefix, name in mapping.items():
+        root = os.path.normpath(os.path.expanduser(prefix))
+        if (cwd == root or cwd.startswith(root.rstrip(os.sep) + os.sep)) and (
+            best is None or len(root) > best[0]
+        ):
+            best = (len(root), name)
+    return best[1] if best else None
+
+
+def namespace_for_cwd(
+    cwd: str | None, mapping: Mapping[str, str] | None = None, default: str | None = None
+) -> str | None:
+    if not cwd or "\x00" in cwd:
+        return default
+    cwd = os.path.normpath(os.path.expanduser(cwd))
+    mapped = _mapped(cwd, mapping or {})
+    if mapped:
+        return mapped
+    if not os.path.isdir(cwd):
+        return repo_namespace(cwd) or default
+    root = git_root(cwd)
+    return (repo_namespace(root) if root else None) or default

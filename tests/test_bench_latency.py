@@ -1,0 +1,157 @@
+"""`memoria bench latency`: its arithmetic, its resumable load, and one small run end to end.
+
+No figure is asserted: speed is what the command prints. These tests check that it measures what
+it says (distinct texts, paired modes, the service's own arguments) and that it keeps working as
+the recall code changes underneath it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from rich.console import Console
+
+from app.auth.service import create_user
+from app.bench.corpus import generate_memories, load_pool
+from app.bench.latency import (
+    QueryFeed,
+    _blocks,
+    _body,
+    _memory_in,
+    hybrid_ratios,
+    live_counts,
+    load_corpus,
+    plan_summary,
+    summary,
+    target_checks,
+)
+from app.cli import main
+from app.db import create_database
+from app.embeddings import LocalEmbedder
+from app.memories.service import MemoryService
+from app.settings import Settings
+from tests.test_bench_corpus import write_sentences
+
+
+def test_summary_reports_percentiles_and_throughput() -> None:
+    stats = summary([float(v) for v in range(1, 101)], wall_s=2.0)
+    assert stats == {"n": 100, "p50": 50.5, "p95": 95.05, "p99": 99.01, "mean": 50.5, "per_second": 50.0}
+
+
+def test_query_feed_never_hands_out_a_text_twice() -> None:
+    feed = QueryFeed([f"q{i}" for i in range(5)])
+    assert feed.take(2) == ["q0", "q1"]
+    assert feed.take(3) == ["q2", "q3", "q4"]
+    with pytest.raises(ValueError, match="distinct"):
+        feed.take(1)
+
+
+def test_modes_alternate_in_blocks_over_the_same_texts() -> None:
+    texts = [f"q{i}" for i in range(120)]
+    blocks = list(_blocks(texts, ["lexical", "hybrid"]))
+    assert [mode for mode, _ in blocks] == ["lexical", "hybrid"] * 3
+    assert blocks[0][1] == blocks[1][1] == texts[:50]
+    assert blocks[4][1] == texts[100:]
+
+
+def test_lexical_requests_switch_every_other_leg_off() -> None:
+    assert _body("q", "ns", "lexical")["weights"] == {"dense": 0.0, "graph": 0.0}
+    assert "weights" not in _body("q", "ns", "hybrid")
+
+
+def _row(path: str, mode: str, p50: float, p95: float, concurrency: int = 1) -> dict[str, Any]:
+    return {"path": path, "scope": "big", "concurrency": concurrency, "mode": mode, "p50": p50, "p95": p95}
+
+
+def test_hybrid_over_lexical_ratio_pairs_rows_of_the_same_run() -> None:
+    rows = [
+        _row("http", "lexical", 4.0, 10.0),
+        _row("http", "hybrid", 10.0, 15.0),
+        _row("sql", "hybrid", 1, 1),
+    ]
+    assert hybrid_ratios(rows) == [{"path": "http", "scope": "big", "concurrency": 1, "p50": 2.5, "p95": 1.5}]
+
+
+def test_targets_are_reported_met_or_missed() -> None:
+    rows = [_row("http", "lexical", 5.0, 9.0), _row("http", "hybrid", 12.0, 40.0)]
+    report = {"latency": rows, "ratios": hybrid_ratios(rows), "hnsw": [{"scope": "big", "recall@10": 0.99}]}
+    met = {c["target"]: c["met"] for c in target_checks(report)}
+    assert met == {
+        "HTTP hybrid p50, c=1, big": True,
+        "HTTP hybrid p95, c=1, big": False,
+        "hybrid/lexical p50, c=1, big": False,
+        "HNSW recall@10, big": True,
+    }
+
+
+def test_plan_summary_times_each_cte_and_names_its_indexes() -> None:
+    plan = {
+        "Execution Time": 9.5,
+        "Plan": {
+            "Node Type": "Sort",
+            "Actual Total Time": 9.0,
+            "Actual Rows": 10,
+            "Plans": [
+                {
+                    "Node Type": "Limit",
+                    "Subplan Name": "CTE dense_ann",
+                    "Actual Total Time": 3.0,
+                    "Actual Loops": 2,
+                    "Actual Rows": 50,
+                    "Plans": [{"Node Type": "Index Scan", "Index Name": "memories_embedding_hnsw_idx"}],
+                },
+                {"Node Type": "Bitmap Index Scan", "Index Name": "memories_pkey"},
+            ],
+        },
+    }
+    parts = plan_summary(plan)["parts"]
+    assert parts["CTE dense_ann"]["ms"] == 6.0 and parts["CTE dense_ann"]["rows"] == 50
+    assert parts["CTE dense_ann"]["indexes"] == ["memories_embedding_hnsw_idx"]
+    assert parts["main"]["ms"] == 9.0 and parts["main"]["indexes"] == ["memories_pkey"]
+
+
+async def test_a_cut_off_load_resumes_and_a_full_one_is_skipped(
+    tmp_path: Path, settings: Settings, embedder: LocalEmbedder, conn: Any
+) -> None:
+    pool = load_pool(write_sentences(tmp_path / "sentences.txt"))
+    memories = list(generate_memories(pool, 250, namespaces=3))
+    user_id = await create_user(conn, "bench")
+    db = await create_database(settings.database.url or "", settings.database)
+    console = Console(file=io.StringIO())
+    try:
+        await MemoryService(db, embedder, settings.memories).store(
+            user_id, [_memory_in(m) for m in memories[:100]]
+        )  # an earlier run stored one batch, then stopped
+        resumed = await load_corpus(db, embedder, settings, user_id, memories, console)
+        assert resumed["stored_now"] == 150
+        assert sum((await live_counts(db.write, user_id)).values()) == 250
+        assert (await load_corpus(db, embedder, settings, user_id, memories, console))["stored_now"] == 0
+    finally:
+        await db.close()
+
+
+@pytest.mark.e2e
+def test_a_small_run_prints_every_figure_and_writes_json(tmp_path: Path) -> None:
+    out = tmp_path / "latency.json"
+    sentences = write_sentences(tmp_path / "sentences.txt")
+    args = ["bench", "latency", "--memories", "300", "--namespaces", "3", "--requests", "10"]
+    args += ["--hnsw-queries", "5", "--concurrency", "1,2", "--sentences", str(sentences), "--json", str(out)]
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    rows = {(r["path"], r["scope"], r["concurrency"], r["mode"]): r for r in report["latency"]}
+    for scope in ("big", "small"):
+        for concurrency in (1, 2):
+            for mode in ("lexical", "hybrid"):
+                assert rows[("http", scope, concurrency, mode)]["n"] == 10
+        for mode in ("lexical", "lexical+dense", "hybrid"):
+            assert rows[("sql", scope, 1, mode)]["n"] == 10
+    assert [h["scope"] for h in report["hnsw"]] == ["big", "small"]
+    assert all(0 <= h["recall@10"] <= 1 for h in report["hnsw"])
+    assert {"big/hybrid", "small/lexical"} <= set(report["explain"])
+    assert "recall latency" in result.output and "HNSW recall@10" in result.output

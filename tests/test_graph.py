@@ -1,0 +1,258 @@
+"""Concept graph: extraction on store, maintenance on change and delete, the graph leg, the routes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import asyncpg
+import pytest
+from litestar import Litestar
+from litestar.testing import AsyncTestClient
+
+from app.graph.extract import extract_concepts, normalise, query_concept_names
+from app.graph.rebuild import rebuild_graph
+from app.settings import GraphSettings
+
+Client = AsyncTestClient[Litestar]
+
+CHAIN = [
+    "Zephyr leads the Quokka migration.",
+    "The Quokka migration runs in the Lisbon datacenter.",
+    "Lisbon datacenter badge access requires a signed ticket.",
+]
+
+
+def test_extraction_finds_entities_phrases_tags_and_keywords() -> None:
+    concepts = extract_concepts(
+        "Caroline went to an LGBTQ support group; we deploy with CloudNativePG and next.js.",
+        tags=["Community"],
+        expanded_keywords="peer support, counseling",
+    )
+    names = {c.name: c.kind for c in concepts}
+    assert names["caroline"] == "entity" and names["lgbtq"] == "entity" and names["cloudnativepg"] == "entity"
+    assert names["next.js"] == "entity"
+    assert names["support group"] == "phrase"
+    assert names["community"] == "tag" and names["peer support"] == "keyword"
+
+
+def test_normalisation_folds_case_plurals_and_punctuation() -> None:
+    assert normalise("Support Groups") == "support group"
+    assert normalise("Batteries,") == "batteries," or normalise("Batteries") == "battery"
+    assert normalise("'Kids'") == "kid"
+    assert query_concept_names("Where is the Lisbon datacenter?") == ["lisbon", "datacenter"]
+
+
+async def store(client: Client, headers: dict[str, str], content: str, **extra: Any) -> int:
+    response = await client.post(
+        "/v1/memories", json={"content": content, "namespace": "g", **extra}, headers=headers
+    )
+    assert response.status_code == 201, response.text
+    return int(response.json()["id"])
+
+
+async def test_store_links_concepts_and_counts_cooccurrence(
+    client: Client, alice: dict[str, str], conn: asyncpg.Connection
+) -> None:
+    first = await store(client, alice, CHAIN[0])
+    second = await store(client, alice, CHAIN[1])
+    quokka = await conn.fetchrow("SELECT id, doc_freq FROM concepts WHERE name = 'quokka'")
+    assert quokka["doc_freq"] == 2
+    linked = {
+        r["memory_id"]
+        for r in await conn.fetch("SELECT memory_id FROM memory_concepts WHERE concept_id = $1", quokka["id"])
+    }
+    assert linked == {first, second}
+    edge = await conn.fetchrow(
+        """SELECT e.weight, e.evidence_memory_ids FROM concept_edges e
+           JOIN concepts a ON a.id = e.source_id JOIN concepts b ON b.id = e.target_id
+           WHERE (a.name, b.name) IN (('lisbon', 'quokka'), ('quokka', 'lisbon'))"""
+    )
+    assert edge["weight"] == 1 and edge["evidence_memory_ids"] == [second]
+
+
+async def test_recall_reaches_a_memory_only_through_a_two_hop_concept_path(
+    client: Client, alice: dict[str, str]
+) -> None:
+    ids = [await store(client, alice, text) for text in CHAIN]
+    body = {"query": "Who works with Zephyr?", "namespace": "g", "explain": True}
+    graph_only = (
+        await client.post("/v1/recall", json=body | {"weights": {"lexical": 0, "dense": 0}}, headers=alice)
+    ).json()
+    hits = {h["id"]: h["explain"] for h in graph_only["results"]}
+    assert ids[2] in hits, graph_only
+    path = hits[ids[2]]["graph_path"].split(" > ")
+    assert path[0] == "Zephyr" and len(path) == 3
+    # the target shares no word with the query: the lexical leg cannot find it
+    lexical = (
+        await client.post("/v1/recall", json=body | {"weights": {"dense": 0, "graph": 0}}, headers=alice)
+    ).json()
+    assert ids[2] not in {h["id"] for h in lexical["results"]}
+    fused = (await client.post("/v1/recall", json=body, headers=alice)).json()
+    target = next(h for h in fused["results"] if h["id"] == ids[2])
+    assert target["explain"]["graph_rank"] is not None
+
+
+async def test_delete_removes_evidence_and_orphaned_concepts(
+    client: Client, alice: dict[str, str], conn: asyncpg.Connection
+) -> None:
+    ids = [await store(client, alice, text) for text in CHAIN]
+    assert (await client.delete(f"/v1/memories/{ids[1]}", headers=alice)).status_code == 204
+    assert await conn.fetchval("SELECT count(*) FROM memory_concepts WHERE memory_id = $1", ids[1]) == 0
+    # the quokka-lisbon edge had only the deleted memory as evidence
+    rows = await conn.fetch(
+        """SELECT 1 FROM concept_edges e
+           JOIN concepts a ON a.id = e.source_id JOIN concepts b ON b.id = e.target_id
+           WHERE (a.name, b.name) IN (('lisbon','quokka'), ('quokka','lisbon'))"""
+    )
+    assert rows == []
+    assert await conn.fetchval("SELECT doc_freq FROM concepts WHERE name = 'quokka'") == 1
+    assert (
+        await conn.fetchval("SELECT count(*) FROM concept_edges WHERE $1 = ANY(evidence_memory_ids)", ids[1])
+        == 0
+    )
+    body = {"query": "Who works with Zephyr?", "namespace": "g", "weights": {"lexical": 0, "dense": 0}}
+    hits = (await client.post("/v1/recall", json=body, headers=alice)).json()["results"]
+    assert ids[2] not in {h["id"] for h in hits}
+    # purge of the last mention drops the concept
+    await client.delete(f"/v1/memories/{ids[0]}?purge=true", headers=alice)
+    assert await conn.fetchval("SELECT count(*) FROM concepts WHERE name IN ('zephyr', 'quokka')") == 0
+
+
+async def test_content_update_re_extracts(
+    client: Client, alice: dict[str, str], conn: asyncpg.Connection
+) -> None:
+    memory_id = await store(client, alice, "Kafka handles the billing events.")
+    await client.patch(
+        f"/v1/memories/{memory_id}", json={"content": "Pulsar handles the billing events."}, headers=alice
+    )
+    names = {
+        r["name"]
+        for r in await conn.fetch(
+            "SELECT c.name FROM memory_concepts mc JOIN concepts c ON c.id = mc.concept_id "
+            "WHERE mc.memory_id = $1",
+            memory_id,
+        )
+    }
+    assert "pulsar" in names and "kafka" not in names
+    assert await conn.fetchval("SELECT count(*) FROM concepts WHERE name = 'kafka'") == 0
+
+
+async def test_sensitive_memories_stay_out_of_the_graph(
+    client: Client, alice: dict[str, str], conn: asyncpg.Connection
+) -> None:
+    await store(client, alice, "The Hunter2 password opens the Vault.", is_sensitive=True)
+    assert await conn.fetchval("SELECT count(*) FROM concepts") == 0
+
+
+async def test_graph_routes_browse_and_merge(
+    client: Client, alice: dict[str, str], bob: dict[str, str]
+) -> None:
+    ids = [await store(client, alice, text) for text in CHAIN]
+    await store(client, alice, "Zeph approved the Quokka budget.")
+    found = (await client.get("/v1/graph/concepts", params={"q": "quokka"}, headers=alice)).json()
+    quokka = next(c for c in found if c["name"] == "quokka")
+    assert quokka["doc_freq"] == 3 and quokka["namespace"] == "g"
+
+    detail = (await client.get(f"/v1/graph/concepts/{quokka['id']}", headers=alice)).json()
+    assert {m["id"] for m in detail["memories"]} >= {ids[0], ids[1]}
+
+    near = (await client.get(f"/v1/graph/concepts/{quokka['id']}/neighborhood?depth=1", headers=alice)).json()
+    names = {n["name"] for n in near["nodes"]}
+    assert {"quokka", "zephyr", "lisbon"} <= names
+    assert all(e["source"] in {n["id"] for n in near["nodes"]} for e in near["edges"])
+    deeper = (
+        await client.get(f"/v1/graph/concepts/{quokka['id']}/neighborhood?depth=2", headers=alice)
+    ).json()
+    assert len(deeper["nodes"]) >= len(near["nodes"])
+
+    zephyr = next(
+        c
+        for c in (await client.get("/v1/graph/concepts?q=zeph", headers=alice)).json()
+        if c["name"] == "zephyr"
+    )
+    bulk = (
+        await client.post(
+            "/v1/graph/neighbors", json={"concept_ids": [quokka["id"], zephyr["id"]]}, headers=alice
+        )
+    ).json()
+    assert "zephyr" in {n["name"] for n in bulk[str(quokka["id"])]}
+
+    zeph = next(
+        c
+        for c in (await client.get("/v1/graph/concepts?q=zeph", headers=alice)).json()
+        if c["name"] == "zeph"
+    )
+    merged = await client.post(
+        f"/v1/graph/concepts/{zeph['id']}/merge", json={"into": zephyr["id"]}, headers=alice
+    )
+    assert merged.status_code == 200, merged.text
+    assert "zeph" in merged.json()["aliases"] and merged.json()["doc_freq"] == 2
+    gone = await client.get(f"/v1/graph/concepts/{zeph['id']}", headers=alice)
+    assert gone.status_code == 404
+
+    # another user sees none of it
+    for method, path, body in [
+        ("GET", f"/v1/graph/concepts/{quokka['id']}", None),
+        ("GET", f"/v1/graph/concepts/{quokka['id']}/neighborhood", None),
+        ("POST", "/v1/graph/neighbors", {"concept_ids": [quokka["id"]]}),
+        ("POST", f"/v1/graph/concepts/{quokka['id']}/merge", {"into": zephyr["id"]}),
+    ]:
+        assert (await client.request(method, path, json=body, headers=bob)).status_code == 404
+    assert (await client.get("/v1/graph/concepts", headers=bob)).json() == []
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "status"),
+    [
+        ("GET", "/v1/graph/concepts/1/neighborhood?depth=0", None, 422),
+        ("GET", "/v1/graph/concepts/1/neighborhood?depth=4", None, 422),
+        ("GET", "/v1/graph/concepts/0", None, 422),
+        ("GET", "/v1/graph/concepts/999999", None, 404),
+        ("POST", "/v1/graph/neighbors", {"concept_ids": []}, 422),
+        ("POST", "/v1/graph/neighbors", {"concept_ids": ["x"]}, 422),
+        ("POST", "/v1/graph/concepts/5/merge", {"into": 5}, 422),
+        ("GET", "/v1/graph/concepts?namespace=nope", None, 404),
+    ],
+)
+async def test_bad_graph_requests_are_4xx(
+    client: Client, alice: dict[str, str], method: str, path: str, body: Any, status: int
+) -> None:
+    response = await client.request(method, path, json=body, headers=alice)
+    assert response.status_code == status, response.text
+
+
+async def test_hub_concepts_do_not_connect_everything(
+    client: Client, alice: dict[str, str], conn: asyncpg.Connection, app: Litestar
+) -> None:
+    # "Mallory" appears in every memory: above the hub ceiling it seeds and bridges nothing.
+    for i in range(30):
+        await store(client, alice, f"Mallory mentioned topic{i} at standup.")
+    body = {"query": "What did Mallory say?", "namespace": "g", "weights": {"lexical": 0, "dense": 0}}
+    assert (await client.post("/v1/recall", json=body, headers=alice)).json()["results"] == []
+    assert await conn.fetchval("SELECT doc_freq FROM concepts WHERE name = 'mallory'") == 30
+
+
+async def test_rebuild_recreates_the_same_graph(
+    client: Client, alice: dict[str, str], conn: asyncpg.Connection, db_url: str
+) -> None:
+    for text in CHAIN:
+        await store(client, alice, text)
+    before = await conn.fetch(
+        "SELECT c.name, count(*) FROM memory_concepts mc JOIN concepts c ON c.id = mc.concept_id "
+        "GROUP BY 1 ORDER BY 1"
+    )
+    edges_before = await conn.fetchval("SELECT sum(weight) FROM concept_edges")
+    await conn.execute("DELETE FROM concepts")
+    pool = await asyncpg.create_pool(db_url, min_size=1, max_size=2)
+    try:
+        namespaces, memories = await rebuild_graph(pool, GraphSettings(), None)
+    finally:
+        await pool.close()
+    assert (namespaces, memories) == (1, 3)
+    after = await conn.fetch(
+        "SELECT c.name, count(*) FROM memory_concepts mc JOIN concepts c ON c.id = mc.concept_id "
+        "GROUP BY 1 ORDER BY 1"
+    )
+    assert after == before
+    assert await conn.fetchval("SELECT sum(weight) FROM concept_edges") == edges_before
+    assert await conn.fetchval("SELECT graph_memories FROM namespaces WHERE name = 'g'") == 3

@@ -1,0 +1,373 @@
+"""The command hook process (scripts/memoria-hook, `memoria hook user-prompt-submit`) against real servers.
+
+A real `memoria serve`, a port nobody listens on, and a socket that accepts and never answers: in
+every case the hook exits 0, prints either one JSON answer or nothing, and stays within its budget.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from app.hooks.install import command_hook
+from tests.test_e2e_serve import MEMORIA, Server, _free_port
+
+pytestmark = pytest.mark.e2e
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = REPO_ROOT / "scripts" / "memoria-hook"
+BUDGET_S = 1.5
+SLACK_S = 0.2
+
+
+class Memoria:
+    """A running `memoria serve` with one user, their key and a repository namespace with memories."""
+
+    def __init__(self, server: Server, key: str, repo: Path) -> None:
+        self.server = server
+        self.url = server.base
+        self.key = key
+        self.repo = repo
+
+
+@contextmanager
+def start_memoria(base: Path, **settings: str) -> Iterator[Memoria]:
+    """`memoria serve` on a fresh data dir, a key for user `dev`, two memories in `repo:shop-api`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORIA_")}
+    env |= {
+        "MEMORIA_DATABASE__DATA_DIR": str(base / "pgdata"),
+        "MEMORIA_SERVER__PORT": str(_free_port()),
+        "HF_HUB_OFFLINE": "1",
+        **settings,
+    }
+    created = subprocess.run(
+        [MEMORIA, "keys", "create", "--user", "dev", "--create-user"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    server = Server(env)
+    try:
+        server.wait_ready()
+        repo = base / "shop-api"
+        (repo / ".git").mkdir(parents=True)
+        key = created.stdout.strip()
+        headers = {"Authorization": f"Bearer {key}"}
+        stored = httpx.post(
+            f"{server.base}/v1/memories",
+            json=[{**m, "namespace": "repo:shop-api"} for m in MEMORIES],
+            headers=headers,
+        )
+        assert stored.status_code == 201, stored.text
+        # the first query embedding warms the model up; not what these tests measure
+        warm = {"query": "warm up the embedder", "namespace": "repo:shop-api"}
+        httpx.post(f"{server.base}/v1/recall", json=warm, headers=headers, timeout=60)
+        yield Memoria(server, key, repo)
+    finally:
+        server.stop()
+
+
+MEMORIES = [
+    {"content": "We deploy with Terraform; never run kubectl apply by hand.", "category": "decision"},
+    {"content": "Use pnpm, not npm, for the frontend workspace.", "category": "preference"},
+]
+
+
+@pytest.fixture(scope="module")
+def memoria(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memoria]:
+    # these tests are about the process, not the server's recall budget (test_hook_endpoint.py)
+    with start_memoria(tmp_path_factory.mktemp("hook-e2e"), MEMORIA_HOOKS__BUDGET_MS="5000") as running:
+        yield running
+
+
+@pytest.fixture
+def hanging_url() -> Iterator[str]:
+    """A server that accepts connections (the kernel does, from the backlog) and never answers."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(16)
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path
+
+
+def event(prompt: str, cwd: Path) -> bytes:
+    return json.dumps(
+        {
+            "session_id": "4b1e0c1a",
+            "transcript_path": "/tmp/t.jsonl",
+            "cwd": str(cwd),
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": prompt,
+        }
+    ).encode()
+
+
+class Run:
+    def __init__(self, done: subprocess.CompletedProcess[bytes], elapsed: float, log: Path) -> None:
+        self.returncode = done.returncode
+        self.stdout = done.stdout.decode()
+        self.stderr = done.stderr.decode()
+        self.elapsed = elapsed
+        self.log = log.read_text() if log.exists() else ""
+
+    def answer(self) -> Any:
+        return json.loads(self.stdout)
+
+
+def run_hook(
+    home: Path,
+    stdin: bytes,
+    *,
+    url: str,
+    key: str | None = "mem_wrong",
+    argv: list[str] | None = None,
+    extra_env: dict[str, str] | None = None,
+) -> Run:
+    log = home / "hook.log"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORIA_")}
+    env |= {"HOME": str(home), "MEMORIA_CLIENT__URL": url, "MEMORIA_CLIENT__HOOK_LOG": str(log)}
+    if key is not None:
+        env["MEMORIA_CLIENT__API_KEY"] = key
+    env |= extra_env or {}
+    command = argv or [sys.executable, "-S", str(SCRIPT), "user-prompt-submit"]
+    start = time.monotonic()
+    done = subprocess.run(command, input=stdin, capture_output=True, env=env, timeout=30, check=False)
+    return Run(done, time.monotonic() - start, log)
+
+
+def assert_silent(run: Run, within: float = BUDGET_S + SLACK_S) -> None:
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == ""
+    assert run.elapsed < within, f"took {run.elapsed:.2f} s"
+
+
+def test_running_server_memories_come_back_as_additional_context(memoria: Memoria, home: Path) -> None:
+    run = run_hook(
+        home,
+        event("How do we deploy the service to production?", memoria.repo),
+        url=memoria.url,
+        key=memoria.key,
+    )
+    assert run.returncode == 0, run.log
+    output = run.answer()["hookSpecificOutput"]
+    assert output["hookEventName"] == "UserPromptSubmit"
+    assert "[decision] We deploy with Terraform" in output["additionalContext"]
+    assert run.log == ""
+
+
+def test_the_memoria_command_gives_the_same_answer(memoria: Memoria, home: Path) -> None:
+    payload = event("How do we deploy the service to production?", memoria.repo)
+    script = run_hook(home, payload, url=memoria.url, key=memoria.key)
+    # `memoria` itself takes most of a second to import, so it gets room here; the installed
+    # command is the script.
+    command = run_hook(
+        home,
+        payload,
+        url=memoria.url,
+        key=memoria.key,
+        argv=[MEMORIA, "hook", "user-prompt-submit"],
+        extra_env={"MEMORIA_CLIENT__HOOK_BUDGET_S": "10"},
+    )
+    assert command.returncode == 0, command.log
+    assert command.answer() == script.answer()
+
+
+def test_key_from_a_private_key_file_is_used_and_a_shared_one_refused(memoria: Memoria, home: Path) -> None:
+    key_file = home / ".config" / "memoria" / "key"
+    key_file.parent.mkdir(parents=True)
+    key_file.write_text(memoria.key + "\n")
+    payload = event("How do we deploy the service to production?", memoria.repo)
+    key_file.chmod(0o644)
+    refused = run_hook(home, payload, url=memoria.url, key=None)
+    assert_silent(refused)
+    assert "readable by other users" in refused.log
+    key_file.chmod(0o600)
+    used = run_hook(home, payload, url=memoria.url, key=None)
+    assert "Terraform" in used.answer()["hookSpecificOutput"]["additionalContext"]
+
+
+@pytest.mark.parametrize("prompt", ["/compact", "ok", '{"replicas": 3}'])
+def test_prompts_the_server_skips_print_nothing(memoria: Memoria, home: Path, prompt: str) -> None:
+    run = run_hook(home, event(prompt, memoria.repo), url=memoria.url, key=memoria.key)
+    assert_silent(run)
+    assert run.log == ""
+
+
+def test_namespace_argument_overrides_the_repository(memoria: Memoria, home: Path) -> None:
+    argv = [sys.executable, "-S", str(SCRIPT), "user-prompt-submit", "--namespace", "nowhere"]
+    run = run_hook(
+        home, event("How do we deploy?", memoria.repo), url=memoria.url, key=memoria.key, argv=argv
+    )
+    assert_silent(run)
+
+
+def test_a_refused_key_fails_open_and_is_logged(memoria: Memoria, home: Path) -> None:
+    run = run_hook(home, event("How do we deploy the service?", memoria.repo), url=memoria.url)
+    assert_silent(run)
+    assert "server answered 401" in run.log
+
+
+def test_stopped_server_exits_quietly_within_budget(home: Path) -> None:
+    run = run_hook(home, event("How do we deploy the service?", home), url=f"http://127.0.0.1:{_free_port()}")
+    assert_silent(run)
+    assert "cannot reach" in run.log
+
+
+def test_hanging_server_is_abandoned_at_the_budget(home: Path, hanging_url: str) -> None:
+    run = run_hook(home, event("How do we deploy the service?", home), url=hanging_url)
+    assert_silent(run)
+    assert run.elapsed >= BUDGET_S - 0.1
+    assert "gave up after the 1.50 s budget" in run.log
+
+
+def test_the_memoria_command_also_stops_at_the_budget(home: Path, hanging_url: str) -> None:
+    """The budget counts from the spawn, so `memoria`'s slow imports come out of it, not on top."""
+    run = run_hook(
+        home,
+        event("How do we deploy the service?", home),
+        url=hanging_url,
+        argv=[MEMORIA, "hook", "user-prompt-submit"],
+    )
+    assert_silent(run, within=max(BUDGET_S, import_seconds()) + SLACK_S)
+
+
+def import_seconds() -> float:
+    """How long `memoria --help` takes on this machine right now (mostly imports)."""
+    start = time.monotonic()
+    subprocess.run([MEMORIA, "--help"], capture_output=True, check=True, timeout=60)
+    return time.monotonic() - start
+
+
+def test_budget_is_configurable(home: Path, hanging_url: str) -> None:
+    run = run_hook(
+        home,
+        event("How do we deploy the service?", home),
+        url=hanging_url,
+        extra_env={"MEMORIA_CLIENT__HOOK_BUDGET_S": "0.4"},
+    )
+    assert_silent(run, within=0.4 + SLACK_S)
+
+
+def test_stdin_that_never_closes_is_abandoned_at_the_budget(home: Path, hanging_url: str) -> None:
+    log = home / "hook.log"
+    env = {**os.environ, "HOME": str(home), "MEMORIA_CLIENT__HOOK_LOG": str(log)}
+    env |= {"MEMORIA_CLIENT__URL": hanging_url, "MEMORIA_CLIENT__HOOK_BUDGET_S": "0.5"}
+    start = time.monotonic()
+    with subprocess.Popen(
+        [sys.executable, "-S", str(SCRIPT)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
+    ) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(b'{"prompt": "half an ev')  # Claude Code never sends the rest nor closes stdin
+        proc.stdin.flush()
+        proc.wait(timeout=10)
+        elapsed = time.monotonic() - start
+        out = proc.stdout.read()
+    assert proc.returncode == 0 and out == b""
+    assert elapsed < 0.5 + SLACK_S
+    assert "budget" in log.read_text()
+
+
+@pytest.mark.parametrize("stdin", [b"", b"not json", b'{"prompt": "unterminated', b"[1, 2]", b"\xff\xfe"])
+def test_bad_event_on_stdin_exits_quietly_without_calling_the_server(
+    home: Path, hanging_url: str, stdin: bytes
+) -> None:
+    run = run_hook(home, stdin, url=hanging_url)
+    assert_silent(run, within=0.5)  # far below the budget: the hung server was never asked
+    assert "stdin" in run.log
+
+
+def test_bad_arguments_fail_open(home: Path, hanging_url: str) -> None:
+    argv = [sys.executable, "-S", str(SCRIPT), "--frobnicate"]
+    run = run_hook(home, event("How do we deploy?", home), url=hanging_url, argv=argv)
+    assert_silent(run, within=0.5)
+    assert "bad arguments" in run.log
+
+
+def test_the_log_is_capped(home: Path) -> None:
+    log = home / "hook.log"
+    log.write_text("x" * 70_000 + "\n")
+    run = run_hook(home, b"not json", url="http://127.0.0.1:1")
+    assert_silent(run)
+    assert (home / "hook.log.1").stat().st_size > 64 * 1024
+    assert log.stat().st_size < 1000 and "stdin" in run.log
+
+
+def test_the_script_loads_nothing_outside_the_standard_library(home: Path) -> None:
+    run = run_hook(
+        home,
+        b"not json",
+        url="http://127.0.0.1:1",
+        argv=[sys.executable, "-S", "-X", "importtime", str(SCRIPT)],
+    )
+    imported = {line.rsplit("|", 1)[-1].strip().split(".")[0] for line in run.stderr.splitlines()}
+    assert "app" in imported
+    assert not imported & {"litestar", "pydantic", "httpx", "asyncpg", "click", "rich", "msgspec", "numpy"}
+
+
+def test_bench_hook_reports_percentiles(memoria: Memoria, tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORIA_")}
+    done = subprocess.run(
+        [
+            MEMORIA,
+            "bench",
+            "hook",
+            "--url",
+            memoria.url,
+            "--key",
+            memoria.key,
+            "--cwd",
+            str(memoria.repo),
+            "--runs",
+            "4",
+            "--warmup",
+            "1",
+            "--json",
+            str(out),
+        ],
+        env=env | {"COLUMNS": "200"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = {row["measure"]: row for row in json.loads(out.read_text())}
+    assert set(rows) == {"http endpoint", "command hook, server up", "command hook, server down"}
+    assert rows["http endpoint"]["note"] == "injected 4"
+    assert rows["command hook, server up"]["note"] == "injected 4"
+    assert rows["command hook, server down"]["note"] == "empty 4"
+    for row in rows.values():
+        assert 0 < row["p50_ms"] <= row["p95_ms"] <= row["max_ms"]
+    assert "p95_ms" in done.stdout
+
+
+def test_the_installed_command_line_runs_as_claude_code_would(memoria: Memoria, home: Path) -> None:
+    """Claude Code runs a command hook's `command` through a shell, in the session's directory."""
+    command = command_hook(memoria.url, None)["command"]
+    run = run_hook(
+        home,
+        event("How do we deploy the service to production?", memoria.repo),
+        url="http://127.0.0.1:1",  # the URL must come from the command line, not the environment
+        key=memoria.key,
+        argv=["/bin/sh", "-c", f"cd {shlex.quote(str(memoria.repo))} && {command}"],
+    )
+    assert "Terraform" in run.answer()["hookSpecificOutput"]["additionalContext"], run.log

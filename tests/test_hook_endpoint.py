@@ -1,0 +1,257 @@
+"""POST /v1/hooks/claude-code/user-prompt-submit: real UserPromptSubmit payloads against a real app."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from litestar import Litestar
+from litestar.testing import AsyncTestClient
+
+from app.embeddings import LocalEmbedder
+from app.factory import create_app
+from app.hooks.routes import OUTCOME_HEADER
+from app.settings import HookSettings, Settings
+
+Client = AsyncTestClient[Litestar]
+HOOK = "/v1/hooks/claude-code/user-prompt-submit"
+
+MEMORIES = [
+    {"content": "We deploy with Terraform; never run kubectl apply by hand.", "category": "decision"},
+    {"content": "The staging database is refreshed from production every Sunday night.", "category": "fact"},
+    {"content": "Use pnpm, not npm, for the frontend workspace.", "category": "preference"},
+    {"content": "The deploy pipeline needs the DEPLOY_TOKEN secret set in the repository."},
+]
+
+
+def event(prompt: str, cwd: Path | str, **extra: Any) -> dict[str, Any]:
+    """The payload Claude Code posts, including fields the endpoint does not use."""
+    return {
+        "session_id": "9f1c2d4e-0000-4000-8000-000000000000",
+        "transcript_path": "/home/dev/.claude/projects/shop-api/9f1c2d4e.jsonl",
+        "cwd": str(cwd),
+        "permission_mode": "default",
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": prompt,
+        **extra,
+    }
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A git checkout named shop-api; sessions start in a subdirectory of it."""
+    root = tmp_path / "shop-api"
+    (root / ".git").mkdir(parents=True)
+    (root / "src" / "deploy").mkdir(parents=True)
+    return root
+
+
+async def store(client: Client, headers: dict[str, str], namespace: str = "repo:shop-api") -> list[int]:
+    body = [{**m, "namespace": namespace} for m in MEMORIES]
+    response = await client.post("/v1/memories", json=body, headers=headers)
+    assert response.status_code == 201, response.text
+    return [r["id"] for r in response.json()["results"]]
+
+
+async def hook(client: Client, headers: dict[str, str], payload: dict[str, Any], **params: str) -> Any:
+    response = await client.post(HOOK, json=payload, headers=headers, params=params)
+    assert response.status_code == 200, response.text
+    return response
+
+
+#: Tests not about the time budget get a generous one, so a busy machine cannot make them race it.
+ROOMY = 10_000
+
+
+@pytest.fixture
+def hook_settings() -> HookSettings:
+    return HookSettings(budget_ms=ROOMY)
+
+
+@pytest.fixture
+async def client(
+    settings: Settings, embedder: LocalEmbedder, hook_settings: HookSettings
+) -> AsyncIterator[Client]:
+    """The app of conftest.py, with this test's hook settings."""
+    app = create_app(settings.model_copy(update={"hooks": hook_settings}), embedder=embedder)
+    async with AsyncTestClient(app=app) as test_client:
+        yield test_client
+
+
+async def test_prompt_in_a_repository_gets_its_memories_best_first(
+    client: Client, alice: dict[str, str], repo: Path
+) -> None:
+    ids = await store(client, alice)
+    response = await hook(client, alice, event("How do we deploy the service to production?", repo / "src"))
+    output = response.json()["hookSpecificOutput"]
+    assert output["hookEventName"] == "UserPromptSubmit"
+    context = output["additionalContext"]
+    assert "repo:shop-api" in context
+    assert f"- #{ids[0]} [decision] We deploy with Terraform; never run kubectl apply by hand." in context
+    lines = [line for line in context.splitlines() if line.startswith("- #")]
+    assert lines[0].startswith(f"- #{ids[0]} ") or lines[0].startswith(f"- #{ids[3]} ")
+    assert response.headers[OUTCOME_HEADER] == f"injected:{len(lines)}"
+
+
+@pytest.mark.parametrize(
+    ("prompt", "reason"),
+    [
+        ("", "empty"),
+        ("   \n ", "empty"),
+        ("yes", "too-short"),
+        ("continue", "too-short"),
+        ("/clear", "slash-command"),
+        ("/review deploy pipeline", "slash-command"),
+        ('{"deploy": {"target": "production", "replicas": 3}}', "json"),
+        (
+            "Traceback (most recent call last):\n"
+            '  File "deploy.py", line 12, in <module>\n'
+            "    run()\n"
+            "KeyError: 'DEPLOY_TOKEN'",
+            "pasted-code",
+        ),
+        ("```\nterraform apply -auto-approve\n```", "pasted-code"),
+    ],
+)
+async def test_prompts_without_a_topic_skip_recall(
+    client: Client, alice: dict[str, str], repo: Path, prompt: str, reason: str
+) -> None:
+    await store(client, alice)
+    response = await hook(client, alice, event(prompt, repo))
+    assert response.json() == {}
+    assert response.headers[OUTCOME_HEADER] == f"skipped:{reason}"
+
+
+async def test_question_around_pasted_output_searches_with_the_question(
+    client: Client, alice: dict[str, str], repo: Path
+) -> None:
+    await store(client, alice)
+    prompt = (
+        "The deploy fails with this, which secret is missing?\n"
+        "```\n2024-05-01T10:00:00Z ERROR deploy: 401 Unauthorized\n```"
+    )
+    context = (await hook(client, alice, event(prompt, repo))).json()["hookSpecificOutput"]
+    assert "DEPLOY_TOKEN" in context["additionalContext"]
+
+
+async def test_unknown_namespace_answers_empty_not_404(
+    client: Client, alice: dict[str, str], tmp_path: Path
+) -> None:
+    other = tmp_path / "never-used"
+    (other / ".git").mkdir(parents=True)
+    response = await hook(client, alice, event("How do we deploy the service?", other))
+    assert response.json() == {}
+    assert response.headers[OUTCOME_HEADER] == "no-namespace"
+
+
+async def test_outside_any_repository_there_is_nothing_to_recall_by_default(
+    client: Client, alice: dict[str, str], tmp_path: Path
+) -> None:
+    await store(client, alice, namespace="default")
+    response = await hook(client, alice, event("How do we deploy the service?", tmp_path))
+    assert response.json() == {}
+    assert response.headers[OUTCOME_HEADER] == "no-namespace"
+
+
+async def test_another_users_namespace_of_the_same_name_is_never_used(
+    client: Client, alice: dict[str, str], bob: dict[str, str], repo: Path
+) -> None:
+    await store(client, alice)
+    response = await hook(client, bob, event("How do we deploy the service to production?", repo))
+    assert response.json() == {}
+
+
+async def test_sensitive_memories_are_never_injected(
+    client: Client, alice: dict[str, str], repo: Path
+) -> None:
+    secret = {"content": "Deploy password is hunter2", "namespace": "repo:shop-api", "is_sensitive": True}
+    assert (await client.post("/v1/memories", json=secret, headers=alice)).status_code == 201
+    response = await hook(client, alice, event("What is the deploy password?", repo))
+    assert "hunter2" not in response.text
+
+
+async def test_query_parameter_picks_the_namespace(
+    client: Client, alice: dict[str, str], tmp_path: Path
+) -> None:
+    await store(client, alice, namespace="team-platform")
+    response = await hook(
+        client, alice, event("How do we deploy the service?", tmp_path), namespace="team-platform"
+    )
+    assert "Terraform" in response.json()["hookSpecificOutput"]["additionalContext"]
+
+
+async def test_cwd_from_another_machine_uses_its_directory_name(
+    client: Client, alice: dict[str, str]
+) -> None:
+    await store(client, alice)
+    payload = event("How do we deploy the service?", "/Users/someone/code/shop-api")
+    assert "Terraform" in (await hook(client, alice, payload)).text
+
+
+@pytest.mark.parametrize(
+    "hook_settings",
+    [HookSettings(namespace_map={"/srv/checkouts/monorepo": "team-platform"}, budget_ms=ROOMY)],
+)
+async def test_configured_mapping_wins_over_the_repository(client: Client, alice: dict[str, str]) -> None:
+    await store(client, alice, namespace="team-platform")
+    payload = event("How do we deploy the service?", "/srv/checkouts/monorepo/services/api")
+    assert "Terraform" in (await hook(client, alice, payload)).text
+    sibling = event("How do we deploy the service?", "/srv/checkouts/monorepo-old")
+    assert "Terraform" not in (await hook(client, alice, sibling)).text
+
+
+@pytest.mark.parametrize("hook_settings", [HookSettings(max_context_chars=300, budget_ms=ROOMY)])
+async def test_context_stays_within_the_character_budget(
+    client: Client, alice: dict[str, str], repo: Path
+) -> None:
+    long = [
+        {"content": f"Deploy note {i}: " + "terraform plan output is reviewed before apply. " * 3}
+        for i in range(10)
+    ]
+    body = [{**m, "namespace": "repo:shop-api"} for m in long]
+    assert (await client.post("/v1/memories", json=body, headers=alice)).status_code == 201
+    response = await hook(client, alice, event("How is terraform deploy reviewed?", repo))
+    context = response.json()["hookSpecificOutput"]["additionalContext"]
+    assert len(context) <= 300
+    included = int(response.headers[OUTCOME_HEADER].split(":")[1])
+    assert included == context.count("\n- #") >= 1
+
+
+@pytest.mark.parametrize("hook_settings", [HookSettings(budget_ms=1)])
+async def test_recall_slower_than_the_budget_answers_empty(
+    client: Client, alice: dict[str, str], repo: Path
+) -> None:
+    await store(client, alice)
+    response = await hook(client, alice, event("How do we deploy the service to production?", repo))
+    assert response.json() == {}
+    assert response.headers[OUTCOME_HEADER] == "timeout"
+
+
+@pytest.mark.parametrize("hook_settings", [HookSettings(min_score=1e6, budget_ms=ROOMY)])
+async def test_hits_below_the_minimum_score_are_left_out(
+    client: Client, alice: dict[str, str], repo: Path
+) -> None:
+    await store(client, alice)
+    response = await hook(client, alice, event("How do we deploy the service to production?", repo))
+    assert response.json() == {}
+    assert response.headers[OUTCOME_HEADER] == "no-results"
+
+
+@pytest.mark.parametrize("hook_settings", [HookSettings(enabled=False)])
+async def test_disabled_hook_answers_empty(client: Client, alice: dict[str, str], repo: Path) -> None:
+    await store(client, alice)
+    response = await hook(client, alice, event("How do we deploy the service to production?", repo))
+    assert response.json() == {}
+
+
+async def test_other_hook_events_are_not_answered(client: Client, alice: dict[str, str], repo: Path) -> None:
+    await store(client, alice)
+    payload = event("How do we deploy the service?", repo, hook_event_name="SessionStart")
+    assert (await hook(client, alice, payload)).json() == {}
+
+
+async def test_hook_needs_a_key(client: Client, repo: Path) -> None:
+    response = await client.post(HOOK, json=event("How do we deploy?", repo))
+    assert response.status_code == 401
