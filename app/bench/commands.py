@@ -19,6 +19,34 @@ def bench() -> None:
     """Benchmarks that print figures (quality, latency)."""
 
 
+@bench.command("extraction")
+@click.option(
+    "--data",
+    "data",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    required=True,
+    help="A folder in the locomo-dev format.",
+)
+@click.option("--corpus", type=click.Choice(["turns", "facts"]), default="turns", show_default=True)
+@click.option("--limit", default=1000, show_default=True, help="Memories to time.")
+def extraction(data: Path, corpus: str, limit: int) -> None:
+    """Per-memory cost of concept extraction, alone and with its database writes."""
+    from app.bench.extraction import bench_extraction
+
+    settings = Settings()
+    embedder = build_embedder(settings.embeddings)
+
+    async def run(url: str) -> dict[str, object]:
+        await embedder.load()
+        user_id = await bench_user(url)
+        async with open_services(url, settings, embedder) as db:
+            return await bench_extraction(settings, embedder, db, user_id, data, corpus, limit)
+
+    with scratch_server() as admin_url, scratch_database(admin_url, embedder.dimension) as (url, _):
+        report = asyncio.run(run(url))
+    click.echo(json.dumps(report, indent=2))
+
+
 @bench.command("quality")
 @click.option(
     "--data",

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import socket
 import sys
 import time
@@ -58,7 +59,7 @@ from app.memories.schemas import MemoryIn
 from app.memories.service import MemoryService
 from app.recall.schemas import LegWeights, RecallRequest
 from app.recall.service import RecallService, set_local_sql
-from app.recall.sql import RECALL_STATEMENT
+from app.recall.sql import RECALL_SQL, RECALL_STATEMENT
 from app.settings import Settings
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -67,6 +68,7 @@ BATCH = 100
 LOAD_WORKERS = 2  # one batch embeds while the other inserts
 BLOCK = 50  # requests per mode before switching modes
 WARMUP = 20
+PROFILED = 20  # statements per scope and mode EXPLAIN ANALYZEd for the per-CTE medians
 # Recall systems as request weights. "hybrid" is whatever the settings configure (every leg on);
 # "lexical+dense" leaves the concept graph out, to show what that leg costs. HTTP runs the two the
 # targets name; the SQL figures run all three.
@@ -288,6 +290,8 @@ async def sql_latency(
         service = RecallService(db, embedder, settings.recall, settings.memories, settings.graph)
         samples: dict[str, list[float]] = {mode: [] for mode in MODES}
         slowest: dict[str, tuple[float, tuple[Any, ...], str]] = {}
+        sampled: dict[str, list[tuple[Any, ...]]] = {mode: [] for mode in MODES}
+        every = max(1, (len(queries) - WARMUP) // PROFILED)
         embed_ms: list[float] = []
         for text in queries[:WARMUP]:
             for weights in MODES.values():
@@ -305,6 +309,8 @@ async def sql_latency(
                 await asyncio.sleep(0)  # the logger callback runs on the next loop turn
                 elapsed, args = timer.records[-1]
                 samples[mode].append(elapsed)
+                if len(samples[mode]) % every == 0 and len(sampled[mode]) < PROFILED:
+                    sampled[mode].append(args)
                 if elapsed > slowest.get(mode, (0.0,))[0]:
                     slowest[mode] = (elapsed, args, text)
     finally:
@@ -313,6 +319,7 @@ async def sql_latency(
         "stats": {mode: summary(values) for mode, values in samples.items()},
         "embed": summary(embed_ms),
         "slowest": slowest,
+        "sampled": sampled,
     }
 
 
@@ -492,20 +499,27 @@ async def hnsw_recall(
 # ---------------------------------------------------------------------------------------------- EXPLAIN
 
 
-def _walk(node: dict[str, Any], parent: str = "main") -> Iterator[tuple[str, dict[str, Any]]]:
-    name = node.get("Subplan Name", parent)
-    yield name, node
+def _walk(node: dict[str, Any], part: str = "main") -> Iterator[tuple[str, bool, dict[str, Any]]]:
+    """(part, starts_part, node) for every plan node. A part is a materialised CTE or subplan
+    ("CTE dense_ann", "InitPlan 2") or a subquery the planner inlined ("inlined lexical_broad")."""
+    starts = "Subplan Name" in node or (node["Node Type"] == "Subquery Scan" and "Alias" in node)
+    if starts:
+        part = node["Subplan Name"] if "Subplan Name" in node else f"inlined {node['Alias']}"
+    yield part, starts, node
     for child in node.get("Plans", []):
-        yield from _walk(child, name)
+        yield from _walk(child, part)
 
 
 def plan_summary(plan: dict[str, Any]) -> dict[str, Any]:
-    """Time per CTE/subplan and the indexes each one used, from an EXPLAIN (ANALYZE, FORMAT JSON)."""
-    ctes: dict[str, dict[str, Any]] = {}
-    for name, node in _walk(plan["Plan"]):
-        entry = ctes.setdefault(name, {"ms": 0.0, "rows": 0, "indexes": set(), "nodes": set()})
-        if node.get("Subplan Name") == name or node is plan["Plan"]:
-            entry["ms"] = round(node["Actual Total Time"] * node.get("Actual Loops", 1), 2)
+    """Time per part and the indexes each one used, from an EXPLAIN (ANALYZE, FORMAT JSON).
+
+    A part's time includes the parts it calls (a CTE that counts another CTE's rows includes it).
+    """
+    parts: dict[str, dict[str, Any]] = {}
+    for name, starts, node in _walk(plan["Plan"]):
+        entry = parts.setdefault(name, {"ms": 0.0, "rows": 0, "indexes": set(), "nodes": set()})
+        if (starts or node is plan["Plan"]) and "Actual Total Time" in node:
+            entry["ms"] = round(entry["ms"] + node["Actual Total Time"] * node.get("Actual Loops", 1), 2)
             entry["rows"] = node["Actual Rows"]
         if "Index Name" in node:
             entry["indexes"].add(node["Index Name"])
@@ -515,24 +529,54 @@ def plan_summary(plan: dict[str, Any]) -> dict[str, Any]:
         "planning_ms": plan.get("Planning Time"),
         "parts": {
             name: {**e, "indexes": sorted(e["indexes"]), "nodes": sorted(e["nodes"])}
-            for name, e in ctes.items()
+            for name, e in parts.items()
         },
     }
 
 
-async def explain(url: str, settings: Settings, args: Sequence[Any]) -> dict[str, Any]:
-    """EXPLAIN (ANALYZE, BUFFERS) of the recall statement with the arguments one request used."""
+async def explain_profile(
+    url: str, settings: Settings, sampled: Sequence[Sequence[Any]], slowest: Sequence[Any]
+) -> dict[str, Any]:
+    """EXPLAIN ANALYZE of sampled statements (median per part) and of the slowest one (full text).
+
+    One EXPLAIN can be an outlier on a busy machine; medians over a sample show which CTE costs
+    what in a typical request, the slowest plan shows what the tail looks like.
+    """
     conn = await asyncpg.connect(url)
     try:
         await register_vector(conn)
+        summaries = [plan_summary(await _explain_json(conn, settings, args)) for args in sampled]
+        worst = plan_summary(await _explain_json(conn, settings, slowest))
         async with conn.transaction(readonly=True):
             await conn.execute(set_local_sql(settings.recall))
-            raw = await conn.fetchval(f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {RECALL_STATEMENT}", *args)
-            text = await conn.fetch(f"EXPLAIN (ANALYZE, BUFFERS) {RECALL_STATEMENT}", *args)
+            text = await conn.fetch(f"EXPLAIN (ANALYZE, BUFFERS) {RECALL_STATEMENT}", *slowest)
     finally:
         await conn.close()
-    plan = (json.loads(raw) if isinstance(raw, str) else raw)[0]
-    return {**plan_summary(plan), "text": "\n".join(r[0] for r in text)}
+    parts: dict[str, list[float]] = {}
+    indexes: dict[str, set[str]] = {}
+    for summary_ in summaries:
+        for name, part in summary_["parts"].items():
+            parts.setdefault(name, []).append(part["ms"])
+            indexes.setdefault(name, set()).update(part["indexes"])
+    return {
+        "statements": len(summaries),
+        "execution_ms_p50": _median([s["execution_ms"] for s in summaries]),
+        "parts_ms_p50": {name: _median(values) for name, values in parts.items()},
+        "indexes": {name: sorted(found) for name, found in indexes.items()},
+        "slowest": {**worst, "text": "\n".join(r[0] for r in text)},
+    }
+
+
+async def _explain_json(conn: asyncpg.Connection, settings: Settings, args: Sequence[Any]) -> dict[str, Any]:
+    async with conn.transaction(readonly=True):
+        await conn.execute(set_local_sql(settings.recall))
+        raw = await conn.fetchval(f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {RECALL_STATEMENT}", *args)
+    plan: dict[str, Any] = (json.loads(raw) if isinstance(raw, str) else raw)[0]
+    return plan
+
+
+def _median(values: Sequence[float]) -> float:
+    return round(float(np.median(values)), 2) if len(values) else 0.0
 
 
 # ---------------------------------------------------------------------------------------------- the run
@@ -590,11 +634,9 @@ async def bench_latency(
                 {"path": "embed", "scope": scope.label, "concurrency": 1, "mode": "query", **sql["embed"]}
             )
             for mode, (ms, args, text) in sql["slowest"].items():
-                explains[f"{scope.label}/{mode}"] = {
-                    "query": text,
-                    "ms": round(ms, 2),
-                    **await explain(url, settings, args),
-                }
+                profile = await explain_profile(url, settings, sql["sampled"][mode], args)
+                profile["slowest"].update(query=text, timed_ms=round(ms, 2))
+                explains[f"{scope.label}/{mode}"] = profile
             console.print(f"{scope.label} scope: HNSW recall@10 over {options.hnsw_queries} queries")
             hnsw.append(
                 {"scope": scope.label, "namespace": scope.namespace, "rows": scope.rows,
@@ -687,21 +729,34 @@ def _check(name: str, value: float, target: float, unit: str, low: bool) -> dict
 
 
 def _plans_table(explains: dict[str, Any]) -> Table:
-    """One row per EXPLAINed statement, one column per materialised CTE, plus the legs' indexes."""
-    parts = list(dict.fromkeys(p for e in explains.values() for p in e["parts"] if p.startswith("CTE ")))
-    table = Table(title="EXPLAIN ANALYZE of the slowest statement per scope and mode: ms per CTE")
-    for column in ("statement", "timed", "total", *(p.removeprefix("CTE ") for p in parts), "leg indexes"):
+    """One row per scope and mode, one column per CTE (median ms), plus the legs' indexes."""
+    ctes = set(re.findall(r"^(\w+)(?: \([^)]*\))? AS \(", RECALL_SQL, flags=re.MULTILINE))
+    parts = list(
+        dict.fromkeys(
+            p
+            for e in explains.values()
+            for p in e["parts_ms_p50"]
+            if p.startswith("CTE ") or p.removeprefix("inlined ") in ctes
+        )
+    )
+    n = max((e["statements"] for e in explains.values()), default=0)
+    table = Table(
+        title=f"EXPLAIN ANALYZE, median of {n} statements per scope and mode: ms per CTE (materialised, "
+        "or inlined by the planner); a CTE's time includes the CTEs it reads",
+    )
+    columns = ("statement", "total", *(p.removeprefix("CTE ") for p in parts), "slowest", "leg indexes")
+    for column in columns:
         table.add_column(column, justify="left" if column in ("statement", "leg indexes") else "right")
     for name, e in explains.items():
         legs = {
-            leg: ",".join(e["parts"].get(f"CTE {leg}", {}).get("indexes", [])) or "-"
+            leg: ",".join(e["indexes"].get(f"CTE {leg}", [])) or "-"
             for leg in ("lexical_strict", "dense_ann")
         }
         table.add_row(
             name,
-            f"{e['ms']:.1f}",
-            f"{e['execution_ms']:.1f}",
-            *(f"{e['parts'][p]['ms']:.1f}" if p in e["parts"] else "" for p in parts),
+            f"{e['execution_ms_p50']:.1f}",
+            *(f"{e['parts_ms_p50'][p]:.1f}" if p in e["parts_ms_p50"] else "" for p in parts),
+            f"{e['slowest']['execution_ms']:.1f}",
             f"lexical: {legs['lexical_strict']}; dense: {legs['dense_ann']}",
         )
     return table
@@ -753,5 +808,6 @@ def print_report(report: dict[str, Any], console: Console, show_plans: bool = Fa
     console.print(_plans_table(report["explain"]))
     if show_plans:
         for name, e in report["explain"].items():
-            console.rule(f"{name}: {e['query']} ({e['ms']} ms when timed)")
-            console.print(e["text"], markup=False, highlight=False)
+            worst = e["slowest"]
+            console.rule(f"{name}, slowest: {worst['query']} ({worst['timed_ms']} ms when timed)")
+            console.print(worst["text"], markup=False, highlight=False)

@@ -121,7 +121,7 @@ async def load_into(
         for row, result in zip(chunk, results, strict=True):
             corpus.memory_to_docs[result.id].add(row["id"])
         if graph is not None:
-            await graph.index([r.id for r in results if not r.duplicate])
+            await graph.index([r.id for r in results if not r.duplicate], fresh=True)
         if progress and task is not None:
             progress.advance(task, len(chunk))
 

@@ -50,31 +50,41 @@ class GraphIndexer:
         self._embedder = embedder
         self._settings = settings
 
-    async def index_quietly(self, memory_ids: Sequence[int]) -> None:
-        """Background-task entry point: never raises."""
+    async def index_quietly(self, memory_ids: Sequence[int], fresh: bool = False) -> None:
+        """Background-task entry point: never raises. `fresh`: just stored, nothing to unlink."""
         try:
-            await self.index(memory_ids)
+            await self.index(memory_ids, fresh=fresh)
         except Exception:
             log.exception(
                 "concept extraction failed for memories %s; run `memoria graph rebuild`", memory_ids
             )
 
     async def index(
-        self, memory_ids: Sequence[int], conn: asyncpg.Connection | None = None, canonicalise: bool = True
+        self,
+        memory_ids: Sequence[int],
+        conn: asyncpg.Connection | None = None,
+        canonicalise: bool = True,
+        fresh: bool = False,
     ) -> int:
         """(Re)extract concepts of live memories; returns the number of links written.
 
-        `canonicalise=False` skips the embedding-based merge (used when a merge re-links memories).
+        `canonicalise=False` skips the embedding-based merge (used when a merge re-links memories);
+        `fresh=True` skips unlinking old evidence (new memories have none).
         """
         if not memory_ids or not self._settings.enabled:
             return 0
         if conn is None:
             async with self._pool.acquire() as own:
-                return await self.index(memory_ids, own, canonicalise)
+                return await self.index(memory_ids, own, canonicalise, fresh)
         async with conn.transaction():
-            rows = await conn.fetch(sql.MEMORIES_TO_INDEX, list(memory_ids))
-            await lock_graph(conn, {r["namespace_id"] for r in rows})
-            await unlink_memories(conn, memory_ids)
+            namespaces = await conn.fetch(
+                "SELECT DISTINCT namespace_id FROM memories WHERE id = ANY($1::bigint[])", list(memory_ids)
+            )
+            await lock_graph(conn, {r["namespace_id"] for r in namespaces})
+            if not fresh:
+                await unlink_memories(conn, memory_ids)
+            query = sql.UNLINKED_MEMORIES_TO_INDEX if fresh else sql.MEMORIES_TO_INDEX
+            rows = await conn.fetch(query, list(memory_ids))
             extracted = {
                 r["id"]: extract_concepts(
                     r["content"], r["tags"], r["expanded_keywords"], self._settings.max_concepts_per_memory

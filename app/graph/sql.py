@@ -10,6 +10,14 @@ WHERE id = ANY($1::bigint[]) AND deleted_at IS NULL AND NOT is_sensitive
 """
 
 # Surface forms already known as an alias of a concept map onto that concept.
+# For just-stored memories: one already linked (a racing update indexed it first) is left alone.
+UNLINKED_MEMORIES_TO_INDEX = """
+SELECT m.id, m.namespace_id, m.content, m.tags, m.expanded_keywords
+FROM memories m
+WHERE m.id = ANY($1::bigint[]) AND m.deleted_at IS NULL AND NOT m.is_sensitive
+  AND NOT EXISTS (SELECT 1 FROM memory_concepts mc WHERE mc.memory_id = m.id)
+"""
+
 RESOLVE_ALIASES = """
 SELECT c.namespace_id, a.name, c.id
 FROM unnest($1::bigint[], $2::text[]) AS a (namespace_id, name)

@@ -42,7 +42,7 @@ class MemoryController(Controller):
         results = await memories.store(request.user.id, data if isinstance(data, list) else [data])
         # Concepts are extracted after the memories are committed and after the answer is sent.
         new_ids = [r.id for r in results if not r.duplicate]
-        background = BackgroundTask(graph_indexer.index_quietly, new_ids) if new_ids else None
+        background = BackgroundTask(graph_indexer.index_quietly, new_ids, fresh=True) if new_ids else None
         if batch:
             return Response(
                 StoreBatchResult(results=results), status_code=HTTP_201_CREATED, background=background
