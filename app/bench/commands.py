@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
 
 from app.bench.scratch import bench_user, open_services, scratch_database, scratch_server
-from app.embeddings import build_embedder
+from app.db import Database
+from app.embeddings import Embedder, build_embedder
 from app.settings import Settings
 
 
@@ -19,42 +22,50 @@ def bench() -> None:
     """Benchmarks that print figures (quality, latency)."""
 
 
-@bench.command("extraction")
-@click.option(
+DATA_OPTION = click.option(
     "--data",
     "data",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     required=True,
     help="A folder in the locomo-dev format.",
 )
+
+Work = Callable[[Settings, Embedder, Database, int], Awaitable[dict[str, Any]]]
+
+
+def run_on_scratch(work: Work) -> dict[str, Any]:
+    """Run `work` against a fresh, migrated scratch database with a bench user and loaded embedder."""
+    settings = Settings()
+    embedder = build_embedder(settings.embeddings)
+
+    async def run(url: str) -> dict[str, Any]:
+        await embedder.load()
+        user_id = await bench_user(url)
+        async with open_services(url, settings, embedder) as db:
+            return await work(settings, embedder, db, user_id)
+
+    with scratch_server() as admin_url, scratch_database(admin_url, embedder.dimension) as (url, _):
+        return asyncio.run(run(url))
+
+
+@bench.command("extraction")
+@DATA_OPTION
 @click.option("--corpus", type=click.Choice(["turns", "facts"]), default="turns", show_default=True)
 @click.option("--limit", default=1000, show_default=True, help="Memories to time.")
 def extraction(data: Path, corpus: str, limit: int) -> None:
     """Per-memory cost of concept extraction, alone and with its database writes."""
     from app.bench.extraction import bench_extraction
 
-    settings = Settings()
-    embedder = build_embedder(settings.embeddings)
-
-    async def run(url: str) -> dict[str, object]:
-        await embedder.load()
-        user_id = await bench_user(url)
-        async with open_services(url, settings, embedder) as db:
-            return await bench_extraction(settings, embedder, db, user_id, data, corpus, limit)
-
-    with scratch_server() as admin_url, scratch_database(admin_url, embedder.dimension) as (url, _):
-        report = asyncio.run(run(url))
+    report = run_on_scratch(
+        lambda settings, embedder, db, user_id: bench_extraction(
+            settings, embedder, db, user_id, data, corpus, limit
+        )
+    )
     click.echo(json.dumps(report, indent=2))
 
 
 @bench.command("quality")
-@click.option(
-    "--data",
-    "data",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    required=True,
-    help="A folder in the locomo-dev format.",
-)
+@DATA_OPTION
 @click.option("--corpus", type=click.Choice(["turns", "facts"]), default="facts", show_default=True)
 @click.option(
     "--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON here."
@@ -70,17 +81,11 @@ def quality(data: Path, corpus: str, json_out: Path | None, graph_weights: str) 
         sweep = [float(w) for w in graph_weights.split(",") if w.strip()]
     except ValueError as exc:
         raise click.BadParameter(f"not a list of numbers: {graph_weights!r}") from exc
-    settings = Settings()
-    embedder = build_embedder(settings.embeddings)
-
-    async def run(url: str) -> dict[str, object]:
-        await embedder.load()
-        user_id = await bench_user(url)
-        async with open_services(url, settings, embedder) as db:
-            return await bench_quality(settings, embedder, db, user_id, data, corpus, sweep)
-
-    with scratch_server() as admin_url, scratch_database(admin_url, embedder.dimension) as (url, _):
-        report = asyncio.run(run(url))
+    report = run_on_scratch(
+        lambda settings, embedder, db, user_id: bench_quality(
+            settings, embedder, db, user_id, data, corpus, sweep
+        )
+    )
     print_report(report, Console(width=140))
     if json_out is not None:
         json_out.write_text(json.dumps(report, indent=2))

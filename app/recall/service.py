@@ -84,16 +84,14 @@ class RecallService:
 
     def _plan(self, request: RecallRequest, query_vec: Vector | None, embed_error: str | None) -> LegPlan:
         requested = request.weights
+        defaults = {
+            "lexical": self._settings.weight_lexical,
+            "dense": self._settings.weight_dense,
+            "graph": self._graph.weight if self._graph.enabled else 0.0,
+        }
         weights = {
-            "lexical": requested.lexical
-            if requested and requested.lexical is not None
-            else self._settings.weight_lexical,
-            "dense": requested.dense
-            if requested and requested.dense is not None
-            else self._settings.weight_dense,
-            "graph": requested.graph
-            if requested and requested.graph is not None
-            else (self._graph.weight if self._graph.enabled else 0.0),
+            leg: value if (value := getattr(requested, leg, None)) is not None else default
+            for leg, default in defaults.items()
         }
         legs = {name: "ok" if weight > 0 else "off" for name, weight in weights.items()}
         if weights["dense"] > 0 and query_vec is None:
