@@ -67,7 +67,7 @@ def test_memories_combine_statements_and_carry_realistic_fields(pool: PersonaPoo
 
 
 def test_queries_are_distinct_questions(pool: PersonaPool) -> None:
-    queries = make_queries(pool, 3 * len(pool.held_out) - 10)
+    queries = make_queries(pool, 2 * len(pool.held_out))
     assert len(set(queries)) == len(queries)
     assert all(q.endswith("?") for q in queries)
 

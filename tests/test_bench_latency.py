@@ -89,7 +89,7 @@ def test_targets_are_reported_met_or_missed() -> None:
     }
 
 
-def test_plan_summary_times_each_cte_and_names_its_indexes() -> None:
+def test_plan_summary_times_each_cte_inlined_or_not_and_names_its_indexes() -> None:
     plan = {
         "Execution Time": 9.5,
         "Plan": {
@@ -106,6 +106,13 @@ def test_plan_summary_times_each_cte_and_names_its_indexes() -> None:
                     "Plans": [{"Node Type": "Index Scan", "Index Name": "memories_embedding_hnsw_idx"}],
                 },
                 {"Node Type": "Bitmap Index Scan", "Index Name": "memories_pkey"},
+                {
+                    "Node Type": "Subquery Scan",
+                    "Alias": "lexical_broad",
+                    "Actual Total Time": 2.0,
+                    "Actual Rows": 50,
+                    "Plans": [{"Node Type": "Bitmap Index Scan", "Index Name": "memories_search_idx"}],
+                },
             ],
         },
     }
@@ -113,6 +120,8 @@ def test_plan_summary_times_each_cte_and_names_its_indexes() -> None:
     assert parts["CTE dense_ann"]["ms"] == 6.0 and parts["CTE dense_ann"]["rows"] == 50
     assert parts["CTE dense_ann"]["indexes"] == ["memories_embedding_hnsw_idx"]
     assert parts["main"]["ms"] == 9.0 and parts["main"]["indexes"] == ["memories_pkey"]
+    assert parts["inlined lexical_broad"]["ms"] == 2.0
+    assert parts["inlined lexical_broad"]["indexes"] == ["memories_search_idx"]
 
 
 async def test_a_cut_off_load_resumes_and_a_full_one_is_skipped(
@@ -154,4 +163,7 @@ def test_a_small_run_prints_every_figure_and_writes_json(tmp_path: Path) -> None
     assert [h["scope"] for h in report["hnsw"]] == ["big", "small"]
     assert all(0 <= h["recall@10"] <= 1 for h in report["hnsw"])
     assert {"big/hybrid", "small/lexical"} <= set(report["explain"])
+    profile = report["explain"]["big/hybrid"]
+    assert profile["statements"] > 0 and "CTE dense_ann" in profile["parts_ms_p50"]
+    assert "Execution Time" in profile["slowest"]["text"]
     assert "recall latency" in result.output and "HNSW recall@10" in result.output

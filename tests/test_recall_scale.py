@@ -34,7 +34,7 @@ from app.memories.service import content_hash
 from app.recall.schemas import LegWeights, RecallFilters, RecallRequest
 from app.recall.service import RecallService, set_local_sql
 from app.recall.sql import RECALL_STATEMENT
-from app.settings import DatabaseSettings, MemorySettings, RecallSettings
+from app.settings import DatabaseSettings, EmbeddingSettings, MemorySettings, RecallSettings
 from tests.conftest import DIMENSION, TEMPLATE_DB, with_database
 
 TOTAL = 20_000
@@ -52,7 +52,7 @@ class ScaleTable:
     counts: dict[str, int]
 
 
-def _rows(namespace_ids: dict[str, int]) -> list[tuple[Any, ...]]:
+def _rows(namespace_ids: dict[str, int], model_id: str) -> list[tuple[Any, ...]]:
     rng = np.random.default_rng(20_000)
     vectors = rng.standard_normal((TOTAL, DIMENSION)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -64,11 +64,12 @@ def _rows(namespace_ids: dict[str, int]) -> list[tuple[Any, ...]]:
         content = f"note {i}: " + " ".join(WORDS[w] for w in words[i])
         rare = owner == "big" and i >= len(owners) - RARE_TAG_ROWS  # "big" rows come last
         tags = ["scale", "rare"] if rare else ["scale"]
-        rows.append((namespace_ids[owner], content, tags, content_hash(content), HalfVector(vectors[i])))
+        vector = HalfVector(vectors[i])
+        rows.append((namespace_ids[owner], content, tags, content_hash(content), vector, model_id))
     return rows
 
 
-async def _fill(url: str) -> ScaleTable:
+async def _fill(url: str, model_id: str) -> ScaleTable:
     conn = await asyncpg.connect(url)
     try:
         await register_vector(conn)
@@ -88,8 +89,8 @@ async def _fill(url: str) -> ScaleTable:
         await conn.execute(f"DROP INDEX {HNSW_INDEX}")
         await conn.copy_records_to_table(
             "memories",
-            records=_rows(namespace_ids),
-            columns=["namespace_id", "content", "tags", "content_hash", "embedding"],
+            records=_rows(namespace_ids, model_id),
+            columns=["namespace_id", "content", "tags", "content_hash", "embedding", "embedding_model"],
         )
         await conn.execute(hnsw)
         await conn.execute("VACUUM (ANALYZE) memories")
@@ -106,13 +107,16 @@ async def _fill(url: str) -> ScaleTable:
 
 
 @pytest.fixture(scope="module")
-async def scale_table(pg_admin_url: str, template_url: str) -> AsyncIterator[ScaleTable]:
+async def scale_table(
+    pg_admin_url: str, template_url: str, embedding_settings: EmbeddingSettings
+) -> AsyncIterator[ScaleTable]:
     name = f"scale_{uuid.uuid4().hex[:10]}"
     with psycopg.connect(pg_admin_url, autocommit=True) as admin:
         admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE_DB}"')
     url = with_database(pg_admin_url, name)
     try:
-        yield await _fill(url)
+        # recall compares only vectors of the configured model, as the store path labels them
+        yield await _fill(url, embedding_settings.model_name)
     finally:
         with psycopg.connect(pg_admin_url, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')

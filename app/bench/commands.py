@@ -144,8 +144,10 @@ def latency(
 
     try:
         levels = tuple(int(level) for level in concurrency.split(","))
+        if min(levels) < 1:
+            raise ValueError(concurrency)
     except ValueError as exc:
-        raise click.BadParameter("comma-separated integers, e.g. 1,8", param_hint="--concurrency") from exc
+        raise click.BadParameter("integers ≥ 1, comma-separated: 1,8", param_hint="--concurrency") from exc
     if not (sentences or DEFAULT_SENTENCES).is_file():
         raise click.BadParameter(f"{sentences or DEFAULT_SENTENCES} does not exist", param_hint="--sentences")
     options = LatencyOptions(

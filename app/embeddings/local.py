@@ -62,8 +62,10 @@ class LocalEmbedder:
             return
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        import torch
         from sentence_transformers import SentenceTransformer
 
+        torch.set_num_threads(self._settings.torch_threads)
         model = SentenceTransformer(resolve_local_model(self._model_name), device=self._settings.device)
         dimension_of = (
             getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension

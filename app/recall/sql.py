@@ -40,6 +40,7 @@ RECALL_PARAMS: tuple[str, ...] = (
     "graph_hub_min_doc_freq",
     "graph_seed_neighbors",
     "graph_seed_min_similarity",
+    "dense_exact_first",  # boolean: the scope is small, scan it exactly instead of using HNSW
 )
 
 # The filter every leg applies, so all legs rank the same population.
@@ -108,10 +109,13 @@ lexical AS (
     LIMIT {{leg_depth}}
 ),
 -- Approximate nearest neighbours on the HNSW index (iterative scan keeps filtered results full).
+-- Small scopes skip it: walking the graph past thousands of other namespaces' rows costs more
+-- than scanning the scope.
 dense_ann AS (
     SELECT m.id, m.embedding <=> {{query_vec}}::halfvec AS distance
     FROM memories m
     WHERE {{w_dense}}::float8 > 0
+      AND NOT {{dense_exact_first}}::boolean
       AND {{query_vec}}::halfvec IS NOT NULL
       AND m.embedding IS NOT NULL
       AND m.embedding_model = {{embedding_model}}::text
@@ -119,12 +123,12 @@ dense_ann AS (
     ORDER BY m.embedding <=> {{query_vec}}::halfvec
     LIMIT {{leg_depth}}
 ),
--- Exact scan, run only when the index scan came back short although the scope may hold more
--- (tiny scopes, selective filters). `+ 0` keeps this ORDER BY off the HNSW index.
+-- Exact scan of the scope: for small scopes, or when the index scan came back short although the
+-- scope may hold more (selective filters). `+ 0` keeps this ORDER BY off the HNSW index.
 dense_exact AS (
     SELECT m.id, m.embedding <=> {{query_vec}}::halfvec AS distance
     FROM memories m
-    WHERE (SELECT count(*) FROM dense_ann) < {{leg_depth}}
+    WHERE ({{dense_exact_first}}::boolean OR (SELECT count(*) FROM dense_ann) < {{leg_depth}})
       AND {{w_dense}}::float8 > 0
       AND {{query_vec}}::halfvec IS NOT NULL
       AND m.embedding IS NOT NULL
