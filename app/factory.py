@@ -58,7 +58,8 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
         try:
             await check_embedding_dimension(db.write, model.model_id, model.dimension)
             await model.load()
-            await model.embed_documents(["warm up"])  # the first real request must not pay for it
+            if model.is_local:  # the first real request must not pay for the first inference
+                await model.embed_documents(["warm up"])
             app.state.embedder_ready = True
             app.state.embedder = model
             app.state.memory_service = MemoryService(db, model, settings.memories)
