@@ -249,9 +249,14 @@ class GraphSettings(_Section):
     max_concepts_per_memory: int = Field(default=12, ge=1, le=50)
     max_hops: int = Field(default=2, ge=1, le=3)
     hop_decay: float = Field(default=0.25, gt=0, le=1, description="activation kept per hop")
-    fanout: int = Field(default=16, ge=1, le=200, description="strongest edges followed per concept")
+    fanout: int = Field(default=8, ge=1, le=200, description="strongest edges followed per concept")
+    max_seeds: int = Field(default=8, ge=1, le=100, description="rarest query concepts that seed the walk")
+    max_concepts: int = Field(default=48, ge=1, le=1000, description="most activated concepts scored")
+    memories_per_concept: int = Field(
+        default=200, ge=1, description="most memories one reached concept contributes (bounds the leg's cost)"
+    )
     hub_fraction: float = Field(
-        default=0.05, gt=0, le=1, description="concepts in more than this share of a namespace are hubs"
+        default=0.01, gt=0, le=1, description="concepts in more than this share of a namespace are hubs"
     )
     hub_min_doc_freq: int = Field(default=25, ge=1, description="a concept is never a hub below this count")
     seed_neighbors: int = Field(default=5, ge=0, le=50, description="nearest concepts (by embedding) seeded")

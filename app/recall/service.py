@@ -196,8 +196,12 @@ class RecallService:
             "graph_fanout": self._graph.fanout,
             "graph_hub_fraction": self._graph.hub_fraction,
             "graph_hub_min_doc_freq": self._graph.hub_min_doc_freq,
-            "graph_seed_neighbors": self._graph.seed_neighbors,
+            # concept vectors exist only with concept embeddings on; otherwise skip that seed scan
+            "graph_seed_neighbors": self._graph.seed_neighbors if self._graph.concept_embeddings else 0,
             "graph_seed_min_similarity": self._graph.seed_min_similarity,
+            "graph_max_seeds": self._graph.max_seeds,
+            "graph_max_concepts": self._graph.max_concepts,
+            "graph_memories_per_concept": self._graph.memories_per_concept,
         }
         async with self._db.read.acquire() as conn, conn.transaction(readonly=True):
             scope = await conn.fetch(_SCOPE_SQL, user_id, names)

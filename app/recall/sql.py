@@ -41,6 +41,9 @@ RECALL_PARAMS: tuple[str, ...] = (
     "graph_seed_neighbors",
     "graph_seed_min_similarity",
     "dense_exact_first",  # boolean: the scope is small, scan it exactly instead of using HNSW
+    "graph_max_seeds",
+    "graph_max_concepts",
+    "graph_memories_per_concept",
 )
 
 # The filter every leg applies, so all legs rank the same population.
@@ -156,10 +159,12 @@ graph_scope AS (
     WHERE id = ANY({{namespace_ids}}::bigint[]) AND {{w_graph}}::float8 > 0
 ),
 graph_seeds AS (
-    SELECT c.id AS concept_id, 1.0::float8 AS activation, c.display_name AS path
-    FROM concepts c JOIN graph_scope s ON s.namespace_id = c.namespace_id
-    WHERE (c.name = ANY({{seed_names}}::text[]) OR c.aliases && {{seed_names}}::text[])
-      AND c.doc_freq <= s.hub_ceiling
+    (SELECT c.id AS concept_id, 1.0::float8 AS activation, c.display_name AS path
+     FROM concepts c JOIN graph_scope s ON s.namespace_id = c.namespace_id
+     WHERE (c.name = ANY({{seed_names}}::text[]) OR c.aliases && {{seed_names}}::text[])
+       AND c.doc_freq <= s.hub_ceiling
+     ORDER BY c.doc_freq, c.id
+     LIMIT {{graph_max_seeds}})
     UNION ALL
     SELECT near.id, near.similarity, near.display_name
     FROM graph_scope s,
@@ -182,22 +187,35 @@ graph_walk (concept_id, activation, hops, path) AS (
            w.path || ' > ' || nb.display_name
     FROM graph_walk w
     CROSS JOIN LATERAL (
+        -- the strongest edges on either side, read in weight order from the (end, weight) indexes,
+        -- twice the fanout so that skipping hubs still leaves enough
         SELECT c.id, c.display_name, e.weight / (e.weight + 1.0) AS strength
-        FROM concept_edges e
-        JOIN concepts c ON c.id = CASE WHEN e.source_id = w.concept_id THEN e.target_id ELSE e.source_id END
+        FROM (
+            (SELECT target_id AS other, weight FROM concept_edges
+             WHERE source_id = w.concept_id AND valid_to IS NULL
+             ORDER BY weight DESC LIMIT 2 * {{graph_fanout}})
+            UNION ALL
+            (SELECT source_id, weight FROM concept_edges
+             WHERE target_id = w.concept_id AND valid_to IS NULL
+             ORDER BY weight DESC LIMIT 2 * {{graph_fanout}})
+        ) e
+        JOIN concepts c ON c.id = e.other
         JOIN graph_scope s ON s.namespace_id = c.namespace_id
-        WHERE (e.source_id = w.concept_id OR e.target_id = w.concept_id)
-          AND e.valid_to IS NULL
-          AND c.doc_freq <= s.hub_ceiling
+        WHERE c.doc_freq <= s.hub_ceiling
         ORDER BY e.weight DESC, c.id
         LIMIT {{graph_fanout}}
     ) nb
     WHERE w.hops < {{graph_max_hops}}
 ),
 graph_concepts AS (
-    SELECT DISTINCT ON (concept_id) concept_id, activation, path
-    FROM graph_walk
-    ORDER BY concept_id, activation DESC
+    SELECT concept_id, activation, path
+    FROM (
+        SELECT DISTINCT ON (concept_id) concept_id, activation, path
+        FROM graph_walk
+        ORDER BY concept_id, activation DESC
+    ) best
+    ORDER BY activation DESC, concept_id
+    LIMIT {{graph_max_concepts}}
 ),
 graph AS (
     SELECT id, score, path, row_number() OVER (ORDER BY score DESC, id) AS rank
@@ -208,7 +226,12 @@ graph AS (
         FROM graph_concepts gc
         JOIN concepts c ON c.id = gc.concept_id
         JOIN graph_scope s ON s.namespace_id = c.namespace_id
-        JOIN memory_concepts mc ON mc.concept_id = gc.concept_id
+        CROSS JOIN LATERAL (
+            SELECT l.memory_id FROM memory_concepts l
+            WHERE l.concept_id = gc.concept_id
+            ORDER BY l.memory_id DESC
+            LIMIT {{graph_memories_per_concept}}
+        ) mc
         JOIN memories m ON m.id = mc.memory_id
         WHERE {_IN_SCOPE}
         GROUP BY mc.memory_id
