@@ -177,7 +177,7 @@ class RecallSettings(_Section):
     iterative_scan: Literal["off", "relaxed_order", "strict_order"] = "relaxed_order"
     max_scan_tuples: int = Field(default=20000, ge=1, description="hnsw.max_scan_tuples for iterative scans")
     lexical_candidate_cap: int = Field(
-        default=2000, ge=1, description="most rows the broadened (OR) lexical match ranks"
+        default=1000, ge=1, description="most rows a lexical tier ranks (bounds the leg's cost)"
     )
     statement_timeout_ms: int = Field(default=2000, ge=1, description="SET LOCAL statement_timeout")
     exact_scan_below: int = Field(
@@ -251,9 +251,9 @@ class GraphSettings(_Section):
     hop_decay: float = Field(default=0.25, gt=0, le=1, description="activation kept per hop")
     fanout: int = Field(default=8, ge=1, le=200, description="strongest edges followed per concept")
     max_seeds: int = Field(default=8, ge=1, le=100, description="rarest query concepts that seed the walk")
-    max_concepts: int = Field(default=48, ge=1, le=1000, description="most activated concepts scored")
+    max_concepts: int = Field(default=32, ge=1, le=1000, description="most activated concepts scored")
     memories_per_concept: int = Field(
-        default=200, ge=1, description="most memories one reached concept contributes (bounds the leg's cost)"
+        default=50, ge=1, description="most memories one reached concept contributes (bounds the leg's cost)"
     )
     hub_fraction: float = Field(
         default=0.01, gt=0, le=1, description="concepts in more than this share of a namespace are hubs"
