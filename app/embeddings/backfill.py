@@ -9,10 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import asyncpg
-from pgvector import HalfVector
 
-from app.embeddings.base import EmbeddingError
-from app.embeddings.jobs import JobError, Progress, embed_rows, read_meta, recorded_dimension
+from app.embeddings.jobs import JobError, Progress, embed_pending, read_meta, recorded_dimension
 from app.embeddings.sensitive import SensitiveRouter
 
 _PENDING = """
@@ -59,21 +57,15 @@ async def backfill(
 ) -> BackfillReport:
     await check_target(conn, router)
     sensitive_ok = router.sensitive_model_id is not None
-    progress.start("backfill", int(await conn.fetchval(COUNT_PENDING, sensitive_ok)))
-    embedded, last_id = 0, 0
-    while rows := await conn.fetch(NEXT_BATCH, sensitive_ok, last_id, batch_size):
-        try:
-            results = await embed_rows(router, rows)
-        except EmbeddingError as exc:
-            raise JobError(f"stopped before memory {rows[0]['id']}: {exc}; re-run to continue") from exc
-        writes = [
-            (row["id"], HalfVector(result.vector), result.model_id, row["content_hash"])
-            for row, result in zip(rows, results, strict=True)
-            if result is not None
-        ]
-        await conn.executemany(WRITE, writes)
-        embedded += len(writes)
-        last_id = rows[-1]["id"]
-        progress.advance(len(rows))
+    embedded = await embed_pending(
+        conn,
+        router,
+        count_sql=COUNT_PENDING,
+        next_sql=NEXT_BATCH,
+        write_sql=WRITE,
+        batch_size=batch_size,
+        progress=progress,
+        phase="backfill",
+    )
     left = 0 if sensitive_ok else int(await conn.fetchval(COUNT_SENSITIVE_LEFT))
     return BackfillReport(embedded=embedded, sensitive_left=left)

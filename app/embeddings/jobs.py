@@ -6,8 +6,10 @@ from collections.abc import Sequence
 from typing import Protocol
 
 import asyncpg
+from pgvector import HalfVector
 from pgvector.asyncpg import register_vector
 
+from app.embeddings.base import EmbeddingError
 from app.embeddings.sensitive import Embedded, SensitiveRouter
 
 
@@ -60,6 +62,42 @@ async def recorded_dimension(conn: asyncpg.Connection) -> int:
 async def embed_rows(router: SensitiveRouter, rows: Sequence[asyncpg.Record]) -> list[Embedded | None]:
     """Embed `content` of rows, honouring `is_sensitive`; EmbeddingError stops the job."""
     return await router.embed_for_storage([r["content"] for r in rows], [r["is_sensitive"] for r in rows])
+
+
+async def embed_pending(
+    conn: asyncpg.Connection,
+    router: SensitiveRouter,
+    *,
+    count_sql: str,
+    next_sql: str,
+    write_sql: str,
+    batch_size: int,
+    progress: Progress,
+    phase: str,
+) -> int:
+    """The resumable loop both jobs share: keyset batches of rows still to embed, written as they come.
+
+    `count_sql(sensitive_ok)`, `next_sql(sensitive_ok, after_id, limit)` select the work;
+    `write_sql(id, vector, model, content_hash)` stores one result. Returns the rows embedded.
+    """
+    sensitive_ok = router.sensitive_model_id is not None
+    progress.start(phase, int(await conn.fetchval(count_sql, sensitive_ok)))
+    embedded, last_id = 0, 0
+    while rows := await conn.fetch(next_sql, sensitive_ok, last_id, batch_size):
+        try:
+            results = await embed_rows(router, rows)
+        except EmbeddingError as exc:
+            raise JobError(f"stopped before memory {rows[0]['id']}: {exc}; re-run to continue") from exc
+        writes = [
+            (row["id"], HalfVector(result.vector), result.model_id, row["content_hash"])
+            for row, result in zip(rows, results, strict=True)
+            if result is not None
+        ]
+        await conn.executemany(write_sql, writes)
+        embedded += len(writes)
+        last_id = rows[-1]["id"]
+        progress.advance(len(rows))
+    return embedded
 
 
 def updated_count(status: str) -> int:

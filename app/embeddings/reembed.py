@@ -16,14 +16,12 @@ from dataclasses import dataclass, field
 
 import anyio
 import asyncpg
-from pgvector import HalfVector
 
 from app.embeddings.backfill import backfill
-from app.embeddings.base import EmbeddingError
 from app.embeddings.jobs import (
     JobError,
     Progress,
-    embed_rows,
+    embed_pending,
     read_meta,
     recorded_dimension,
     updated_count,
@@ -213,24 +211,16 @@ async def _copy_same_model(conn: asyncpg.Connection, router: SensitiveRouter, op
 async def _fill(
     conn: asyncpg.Connection, router: SensitiveRouter, options: ReembedOptions, progress: Progress, phase: str
 ) -> int:
-    sensitive_ok = router.sensitive_model_id is not None
-    progress.start(phase, int(await conn.fetchval(COUNT_TODO, sensitive_ok)))
-    embedded, last_id = 0, 0
-    while rows := await conn.fetch(NEXT_TODO, sensitive_ok, last_id, options.batch_size):
-        try:
-            results = await embed_rows(router, rows)
-        except EmbeddingError as exc:
-            raise JobError(f"stopped before memory {rows[0]['id']}: {exc}; re-run to continue") from exc
-        writes = [
-            (row["id"], HalfVector(result.vector), result.model_id, row["content_hash"])
-            for row, result in zip(rows, results, strict=True)
-            if result is not None
-        ]
-        await conn.executemany(WRITE_SIDE, writes)
-        embedded += len(writes)
-        last_id = rows[-1]["id"]
-        progress.advance(len(rows))
-    return embedded
+    return await embed_pending(
+        conn,
+        router,
+        count_sql=COUNT_TODO,
+        next_sql=NEXT_TODO,
+        write_sql=WRITE_SIDE,
+        batch_size=options.batch_size,
+        progress=progress,
+        phase=phase,
+    )
 
 
 async def _mirror_indexes(conn: asyncpg.Connection) -> None:
