@@ -256,3 +256,19 @@ async def test_rebuild_recreates_the_same_graph(
     assert after == before
     assert await conn.fetchval("SELECT sum(weight) FROM concept_edges") == edges_before
     assert await conn.fetchval("SELECT graph_memories FROM namespaces WHERE name = 'g'") == 3
+
+
+async def test_patch_that_touches_no_extracted_field_keeps_the_graph_as_is(
+    client: Client, alice: dict[str, str], conn: asyncpg.Connection
+) -> None:
+    memory_id = await store(client, alice, "Kafka handles the billing events.")
+    before = await conn.fetch(
+        "SELECT concept_id FROM memory_concepts WHERE memory_id = $1 ORDER BY 1", memory_id
+    )
+    await client.patch(f"/v1/memories/{memory_id}", json={"importance": 0.9}, headers=alice)
+    after = await conn.fetch(
+        "SELECT concept_id FROM memory_concepts WHERE memory_id = $1 ORDER BY 1", memory_id
+    )
+    assert after == before  # re-extraction would have dropped and recreated the concepts with new ids
+    await client.patch(f"/v1/memories/{memory_id}", json={"is_sensitive": True}, headers=alice)
+    assert await conn.fetchval("SELECT count(*) FROM memory_concepts WHERE memory_id = $1", memory_id) == 0

@@ -10,6 +10,7 @@ from litestar.background_tasks import BackgroundTask
 from litestar.di import NamedDependency
 from litestar.params import FromQuery, JSONBody, PathParameter, QueryParameter
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED, HTTP_204_NO_CONTENT
+from msgspec import UNSET
 
 from app.auth import AuthUser
 from app.graph.indexer import GraphIndexer
@@ -99,6 +100,10 @@ class MemoryController(Controller):
         graph_indexer: Indexer,
     ) -> Response[Memory]:
         memory = await memories.update(request.user.id, memory_id, data)
+        # Re-extract only when something the extractor reads (or its sensitivity filter) changed.
+        graph_inputs = (data.content, data.tags, data.expanded_keywords, data.is_sensitive)
+        if all(value is UNSET for value in graph_inputs):
+            return Response(memory)
         return Response(memory, background=BackgroundTask(graph_indexer.index_quietly, [memory.id]))
 
     @delete(

@@ -59,7 +59,7 @@ def decode_cursor(cursor: str) -> tuple[datetime, int]:
         raise InvalidInput("cursor is not a value returned by this API") from exc
 
 
-def _aware(value: datetime | None) -> datetime | None:
+def as_utc(value: datetime | None) -> datetime | None:
     """Treat zone-less timestamps from clients as UTC."""
     if value is not None and value.tzinfo is None:
         return value.replace(tzinfo=UTC)
@@ -169,8 +169,8 @@ class MemoryService:
             filters.category,
             list(filters.tags) if filters.tags else None,
             filters.tags_match_all,
-            _aware(filters.created_since),
-            _aware(filters.created_until),
+            as_utc(filters.created_since),
+            as_utc(filters.created_until),
             filters.include_deleted,
             filters.include_sensitive,
             after_at,

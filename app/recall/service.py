@@ -6,7 +6,6 @@ import logging
 import math
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 import asyncpg
@@ -16,6 +15,7 @@ from app.db import Database
 from app.embeddings import Embedder, Vector
 from app.errors import InvalidInput, NotFound
 from app.graph.extract import query_concept_names
+from app.memories.service import as_utc
 from app.memories.validation import clean_tags
 from app.namespaces import validate_namespace_name
 from app.recall.schemas import (
@@ -47,12 +47,6 @@ SELECT s.namespace_id, (
 ) AS n
 FROM unnest($1::bigint[]) AS s (namespace_id)
 """
-
-
-def _aware(value: datetime | None) -> datetime | None:
-    if value is not None and value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,8 +172,8 @@ class RecallService:
             "category": filters.category,
             "tags": tags,
             "tags_match_all": filters.tags_match == "all",
-            "created_since": _aware(filters.created_since),
-            "created_until": _aware(filters.created_until),
+            "created_since": as_utc(filters.created_since),
+            "created_until": as_utc(filters.created_until),
             "include_sensitive": filters.include_sensitive,
             "leg_depth": self._settings.leg_depth,
             "rrf_k": self._settings.rrf_k,
