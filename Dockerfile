@@ -49,8 +49,9 @@ LABEL org.opencontainers.image.title="memoria" \
 # - PYTHONPATH=/app: the package is imported from /app/app (identical to the installed copy), so
 #   alembic.ini and migrations/ sit next to it for `memoria migrate`.
 # - HF_HUB_OFFLINE=1: never download models at run time; the local model ships in the venv.
-# - HF_HOME and the embedded-Postgres data dir are the only writable paths (mount emptyDirs /
-#   volumes there when the root filesystem is read-only, as the Kubernetes Deployment does).
+# - HF_HOME, the ONNX export of the local model and the embedded-Postgres data dir are the only
+#   writable paths (mount emptyDirs / volumes there when the root filesystem is read-only, as the
+#   Kubernetes Deployment does). The export is made on first start (a few seconds) and reused.
 ENV PATH="/opt/venv/bin:${PATH}" \
     VIRTUAL_ENV=/opt/venv \
     PYTHONPATH=/app \
@@ -59,6 +60,7 @@ ENV PATH="/opt/venv/bin:${PATH}" \
     HF_HUB_OFFLINE=1 \
     TRANSFORMERS_OFFLINE=1 \
     HF_HOME=/var/cache/memoria/huggingface \
+    MEMORIA_EMBEDDINGS__ONNX_CACHE_DIR=/var/cache/memoria/onnx \
     MEMORIA_DATABASE__DATA_DIR=/var/lib/memoria/pgdata \
     MEMORIA_SERVER__HOST=0.0.0.0 \
     MEMORIA_SERVER__PORT=8080

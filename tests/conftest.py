@@ -80,8 +80,9 @@ def db_url(pg_admin_url: str, template_url: str) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def embedding_settings() -> EmbeddingSettings:
-    return EmbeddingSettings(provider="local")
+def embedding_settings(tmp_path_factory: pytest.TempPathFactory) -> EmbeddingSettings:
+    # the ONNX export is made once per test session, never into the user's cache
+    return EmbeddingSettings(provider="local", onnx_cache_dir=tmp_path_factory.mktemp("onnx"))
 
 
 @pytest.fixture(scope="session")

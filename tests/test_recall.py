@@ -9,6 +9,10 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
+from app.embeddings import LocalEmbedder
+from app.factory import create_app
+from app.settings import RecallSettings, Settings
+
 Client = AsyncTestClient[Litestar]
 
 CORPUS = [
@@ -219,3 +223,29 @@ async def test_bad_recall_requests_are_4xx(
 
 async def test_recall_needs_a_key(client: Client) -> None:
     assert (await client.post("/v1/recall", json={"query": "x"})).status_code == 401
+
+
+async def test_common_lexemes_rank_or_matches_but_pick_them_only_when_rarer_ones_come_back_short(
+    settings: Settings, embedder: LocalEmbedder, alice: dict[str, str], conn: asyncpg.Connection
+) -> None:
+    recall_settings = RecallSettings(common_lexeme_fraction=0.5, leg_depth=5)
+    app = create_app(settings.model_copy(update={"recall": recall_settings}), embedder=embedder)
+    routine = [{"content": f"Routine check {i} of the boiler", "namespace": "n"} for i in range(10)]
+    zeppelin = [{"content": f"Zeppelin model {i} sits on the shelf", "namespace": "n"} for i in range(6)]
+    async with AsyncTestClient(app=app) as client:
+        stored = (await client.post("/v1/memories", json=routine + zeppelin, headers=alice)).json()
+        routine_ids = {r["id"] for r in stored["results"][:10]}
+        await conn.execute("ANALYZE memories")
+        common = await conn.fetchval(
+            "SELECT most_common_elems::text::text[] FROM pg_stats "
+            "WHERE tablename = 'memories' AND attname = 'search_vector'"
+        )
+        assert "routin" in common and "zeppelin" in common  # the planner saw both ...
+        lexical_only = {"dense": 0, "graph": 0}
+        # ... but only "routin" is in more than half the rows: the zeppelins fill the leg on their own
+        rare_enough = await recall(client, alice, query="zeppelin routine", weights=lexical_only, limit=20)
+        assert not routine_ids & {h["id"] for h in rare_enough["results"]}
+        assert len(rare_enough["results"]) == 5
+        # a rarer lexeme that matches nothing does not hide the common one's matches
+        rare_missing = await recall(client, alice, query="quokka routine", weights=lexical_only, limit=20)
+        assert {h["id"] for h in rare_missing["results"]} <= routine_ids and rare_missing["results"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,6 +18,10 @@ from app.settings import DEFAULT_LOCAL_MODEL, EmbeddingSettings
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
+
+    from app.embeddings.onnx import OnnxEncoder
+
+log = logging.getLogger(__name__)
 
 
 def resolve_local_model(name: str) -> str:
@@ -36,6 +41,7 @@ class LocalEmbedder:
         self._model_name = settings.model_name
         self._dimension = settings.resolved_dimension
         self._model: SentenceTransformer | None = None
+        self._onnx: OnnxEncoder | None = None
         self._limiter = anyio.CapacityLimiter(settings.max_concurrency)
         self._queries = QueryCache(
             settings.query_cache_size if query_cache_size is None else query_cache_size
@@ -66,7 +72,8 @@ class LocalEmbedder:
         from sentence_transformers import SentenceTransformer
 
         torch.set_num_threads(self._settings.torch_threads)
-        model = SentenceTransformer(resolve_local_model(self._model_name), device=self._settings.device)
+        path = resolve_local_model(self._model_name)
+        model = SentenceTransformer(path, device=self._settings.device)
         dimension_of = (
             getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         )
@@ -75,25 +82,44 @@ class LocalEmbedder:
             raise EmbeddingError(
                 f"model {self._model_name!r} produces {width}-d vectors but {self._dimension} are configured"
             )
+        if self._settings.local_runtime == "onnx" and self._settings.device == "cpu":
+            self._onnx = self._onnx_encoder(model, path)
         self._model = model
+
+    def _onnx_encoder(self, model: SentenceTransformer, path: str) -> OnnxEncoder | None:
+        from app.embeddings.onnx import OnnxEncoder
+
+        try:
+            return OnnxEncoder(model, path, self._settings.onnx_cache_dir, self._settings.torch_threads)
+        except Exception:  # an architecture the exporter cannot handle still works, just slower
+            log.warning("ONNX export of %r failed; embedding with PyTorch", self._model_name, exc_info=True)
+            return None
+
+    @property
+    def runtime(self) -> str:
+        return "onnx" if self._onnx is not None else "torch"
 
     async def load(self) -> None:
         await anyio.to_thread.run_sync(self.load_sync)
 
     async def close(self) -> None:
         self._model = None
+        self._onnx = None
 
     def _encode(self, texts: list[str]) -> list[Vector]:
         if self._model is None:
             raise EmbeddingError("local embedder is not loaded")
         try:
-            matrix = self._model.encode(
-                texts,
-                batch_size=32,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
+            if self._onnx is not None:
+                matrix = self._onnx.encode(texts)
+            else:
+                matrix = self._model.encode(
+                    texts,
+                    batch_size=32,
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                    show_progress_bar=False,
+                )
         except Exception as exc:  # callers only handle EmbeddingError
             raise EmbeddingError(f"local model {self._model_name!r} failed: {exc}") from exc
         return [np.asarray(row, dtype=np.float32) for row in matrix]

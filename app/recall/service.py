@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import time
@@ -18,6 +19,7 @@ from app.graph.extract import query_concept_names
 from app.memories.service import as_utc
 from app.memories.validation import clean_tags
 from app.namespaces import validate_namespace_name
+from app.recall.lexemes import CommonLexemes
 from app.recall.schemas import (
     EffectiveSettings,
     HitExplanation,
@@ -66,10 +68,14 @@ def set_local_sql(settings: RecallSettings) -> str:
 
     SET LOCAL (not SET) keeps them inside the transaction, so a transaction-mode pooler never
     hands them to another client. Parallel workers are off: launching them cost ~10 ms per recall
-    even when the parallel branch never ran (EXPLAIN on 100k memories).
+    even when the parallel branch never ran (EXPLAIN on 100k memories). The plan is generic: left
+    to itself, PostgreSQL re-planned the prepared recall statement on every call (240 custom plans
+    of 240), and planning this statement costs 3-4 ms; the generic plan returned the same memories
+    (legs switch on and off through one-time filters, so no plan depends on a parameter's value).
     """
     return (
         "SET LOCAL max_parallel_workers_per_gather = 0; "  # worker start-up costs more than it saves
+        "SET LOCAL plan_cache_mode = force_generic_plan; "
         f"SET LOCAL hnsw.ef_search = {int(settings.ef_search)}; "
         f"SET LOCAL hnsw.iterative_scan = {settings.iterative_scan}; "
         f"SET LOCAL hnsw.max_scan_tuples = {int(settings.max_scan_tuples)}; "
@@ -115,8 +121,10 @@ class RecallService:
         self._graph = graph or GraphSettings()
         self._set_local = set_local_sql(settings)
         self._scope_sizes = ScopeSizes(settings.exact_scan_below, settings.scope_size_ttl_s)
+        self._common_lexemes = CommonLexemes(settings.common_lexeme_fraction, settings.common_lexemes_ttl_s)
 
-    def _plan(self, request: RecallRequest, query_vec: Vector | None, embed_error: str | None) -> LegPlan:
+    def _weights(self, request: RecallRequest) -> dict[str, float]:
+        """The request's leg weights over the configured defaults; 4xx when every leg is off."""
         requested = request.weights
         defaults = {
             "lexical": self._settings.weight_lexical,
@@ -127,11 +135,15 @@ class RecallService:
             leg: value if (value := getattr(requested, leg, None)) is not None else default
             for leg, default in defaults.items()
         }
+        if not any(w > 0 for w in weights.values()):
+            raise InvalidInput("at least one leg weight must be above 0")
+        return weights
+
+    @staticmethod
+    def _plan(weights: dict[str, float], query_vec: Vector | None, embed_error: str | None) -> LegPlan:
         legs = {name: "ok" if weight > 0 else "off" for name, weight in weights.items()}
         if weights["dense"] > 0 and query_vec is None:
             legs["dense"] = f"unavailable: {embed_error or 'no embedder'}"
-        if not any(w > 0 for w in weights.values()):
-            raise InvalidInput("at least one leg weight must be above 0")
         return LegPlan(weights=weights, legs=legs)
 
     async def _embed_query(self, request: RecallRequest) -> tuple[Vector | None, str | None]:
@@ -162,9 +174,42 @@ class RecallService:
         names = self._validate(request)
         filters = request.filters
         tags = clean_tags(filters.tags, self._limits, "filters.tags") if filters.tags else None
-        query_vec, embed_error = await self._embed_query(request)
-        plan = self._plan(request, query_vec, embed_error)
-        params: dict[str, Any] = {
+        weights = self._weights(request)
+        # The model works in its thread while this one opens the transaction and resolves the scope.
+        embedding = asyncio.ensure_future(self._embed_query(request))
+        try:
+            async with self._db.read.acquire() as conn, conn.transaction(readonly=True):
+                scope = await conn.fetch(_SCOPE_SQL, user_id, names)
+                if names is not None:
+                    missing = sorted(set(names) - {r["name"] for r in scope})
+                    if missing:
+                        raise NotFound(f"namespace {missing[0]!r} not found")
+                namespace_ids = [r["id"] for r in scope]
+                exact_first = await self._scope_sizes.is_small(conn, namespace_ids)
+                common_lexemes = await self._common_lexemes.get(conn)
+                await conn.execute(self._set_local)
+                query_vec, embed_error = await embedding
+                plan = self._plan(weights, query_vec, embed_error)
+                params = self._params(request, tags, query_vec, plan)
+                params["namespace_ids"] = namespace_ids
+                params["dense_exact_first"] = exact_first
+                params["common_lexemes"] = common_lexemes
+                rows = await conn.fetch(RECALL_STATEMENT, *(params[name] for name in RECALL_PARAMS))
+        finally:
+            embedding.cancel()  # a no-op once done; an early error must not leave it dangling
+        return RecallResponse(
+            results=[self._hit(row, request.explain) for row in rows],
+            legs=plan.legs,
+            degraded=plan.degraded,
+            settings=self._effective(plan) if request.explain else None,
+        )
+
+    def _params(
+        self, request: RecallRequest, tags: list[str] | None, query_vec: Vector | None, plan: LegPlan
+    ) -> dict[str, Any]:
+        """The statement's arguments, except the scope (resolved inside the transaction)."""
+        filters = request.filters
+        return {
             "query": request.query,
             "expanded_query": request.expanded_query,
             "query_vec": HalfVector(query_vec) if query_vec is not None else None,
@@ -175,6 +220,10 @@ class RecallService:
             "created_since": as_utc(filters.created_since),
             "created_until": as_utc(filters.created_until),
             "include_sensitive": filters.include_sensitive,
+            "row_filters": any(
+                value is not None
+                for value in (filters.category, tags, filters.created_since, filters.created_until)
+            ),
             "leg_depth": self._settings.leg_depth,
             "rrf_k": self._settings.rrf_k,
             "w_lexical": plan.weights["lexical"],
@@ -197,22 +246,6 @@ class RecallService:
             "graph_max_concepts": self._graph.max_concepts,
             "graph_memories_per_concept": self._graph.memories_per_concept,
         }
-        async with self._db.read.acquire() as conn, conn.transaction(readonly=True):
-            scope = await conn.fetch(_SCOPE_SQL, user_id, names)
-            if names is not None:
-                missing = sorted(set(names) - {r["name"] for r in scope})
-                if missing:
-                    raise NotFound(f"namespace {missing[0]!r} not found")
-            params["namespace_ids"] = [r["id"] for r in scope]
-            params["dense_exact_first"] = await self._scope_sizes.is_small(conn, params["namespace_ids"])
-            await conn.execute(self._set_local)
-            rows = await conn.fetch(RECALL_STATEMENT, *(params[name] for name in RECALL_PARAMS))
-        return RecallResponse(
-            results=[self._hit(row, request.explain) for row in rows],
-            legs=plan.legs,
-            degraded=plan.degraded,
-            settings=self._effective(plan) if request.explain else None,
-        )
 
     def _effective(self, plan: LegPlan) -> EffectiveSettings:
         return EffectiveSettings(

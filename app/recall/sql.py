@@ -3,8 +3,8 @@
 Legs are named CTEs that each yield (id, rank); fusion is weighted Reciprocal Rank Fusion,
 `sum(w_leg / (k + rank_leg))`, where a leg that did not return a memory contributes 0. A leg whose
 weight is 0 is not executed at all (its WHERE holds a constant false: a one-time filter), which is
-how ablations run the very same statement. The third leg, `graph`, walks the concept graph with a
-recursive CTE.
+how ablations run the very same statement. The third leg, `graph`, walks the concept graph at most two
+hops out, each hop bounded.
 
 Placeholders are `{name}`; `compile_recall_sql` turns them into asyncpg's `$n`.
 """
@@ -44,6 +44,8 @@ RECALL_PARAMS: tuple[str, ...] = (
     "graph_max_seeds",
     "graph_max_concepts",
     "graph_memories_per_concept",
+    "row_filters",  # boolean: category, tags or created_* filters are set
+    "common_lexemes",  # text[]: lexemes too common to pick OR-tier candidates (from pg_stats, cached)
 )
 
 # The filter every leg applies, so all legs rank the same population.
@@ -57,18 +59,50 @@ _IN_SCOPE = """
       AND ({created_since}::timestamptz IS NULL OR m.created_at >= {created_since})
       AND ({created_until}::timestamptz IS NULL OR m.created_at < {created_until})"""
 
+
+def _neighbours(frontier: str) -> str:
+    """The strongest non-hub neighbours of `frontier`.concept_id, read in weight order from the
+    (end, weight) indexes on both edge ends; twice the fanout so that skipping hubs leaves enough."""
+    return f"""
+        SELECT c.id, c.display_name, e.weight / (e.weight + 1.0) AS strength,
+               ln(1 + gs.graph_memories::float8 / greatest(c.doc_freq, 1)) AS specificity
+        FROM (
+            (SELECT target_id AS other, weight FROM concept_edges
+             WHERE source_id = {frontier}.concept_id AND valid_to IS NULL
+             ORDER BY weight DESC LIMIT 2 * {{graph_fanout}})
+            UNION ALL
+            (SELECT source_id, weight FROM concept_edges
+             WHERE target_id = {frontier}.concept_id AND valid_to IS NULL
+             ORDER BY weight DESC LIMIT 2 * {{graph_fanout}})
+        ) e
+        JOIN concepts c ON c.id = e.other
+        JOIN graph_scope gs ON gs.namespace_id = c.namespace_id
+        WHERE c.doc_freq <= gs.hub_ceiling
+        ORDER BY e.weight DESC, c.id
+        LIMIT {{graph_fanout}}
+    """
+
+
 RECALL_SQL = f"""
-WITH RECURSIVE
--- The query twice: strict (all words, websearch syntax) and broad (any lexeme, plus expanded terms).
+WITH
+-- The query three ways: strict (all words, websearch syntax); broad (any lexeme, plus expanded
+-- terms), which ranks every OR match; and rare, the broad lexemes the planner statistics do not
+-- call common (NULL when none is left).
 lexical_query AS (
     SELECT websearch_to_tsquery('english', {{query}}) AS strict_q,
-           (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery
-              FROM unnest(tsvector_to_array(
+           (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM unnest(l.lexemes) lexeme)
+               AS broad_q,
+           (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM unnest(l.lexemes) lexeme
+            WHERE lexeme <> ALL({{common_lexemes}}::text[])) AS rare_q
+    FROM (
+        SELECT tsvector_to_array(
                    to_tsvector('english', {{query}} || ' ' || coalesce({{expanded_query}}::text, ''))
-              )) AS lexeme) AS broad_q
+               ) AS lexemes
+    ) l
 ),
--- Both lexical tiers rank a capped candidate set, so a query full of common words cannot make
--- this leg rank thousands of rows.
+-- Three tiers, each broadening only when the ones before came back short of the leg depth, and
+-- each ranking a capped candidate set, so a query full of common words cannot make this leg rank
+-- thousands of rows.
 lexical_strict AS (
     SELECT c.id, ts_rank_cd(c.search_vector, q.strict_q) AS score
     FROM lexical_query q,
@@ -83,9 +117,27 @@ lexical_strict AS (
     ORDER BY score DESC, c.id
     LIMIT {{leg_depth}}
 ),
--- Broadened only when the strict match came back short. ts_rank (term frequency) separates OR
--- matches better than cover density, which rewards several terms close together.
-lexical_broad AS (
+-- Any of the rarer lexemes: a question's "like" or "would" would fetch a fifth of the table and
+-- says little about relevance. ts_rank (term frequency, all lexemes) separates OR matches better
+-- than cover density, which rewards several terms close together.
+lexical_rare AS (
+    SELECT c.id, ts_rank(c.search_vector, q.broad_q) AS score
+    FROM lexical_query q,
+         LATERAL (
+             SELECT m.id, m.search_vector
+             FROM memories m
+             WHERE m.search_vector @@ q.rare_q
+               AND {_IN_SCOPE}
+             LIMIT {{lexical_cap}}
+         ) c
+    WHERE {{w_lexical}}::float8 > 0
+      AND q.rare_q IS NOT NULL
+      AND (SELECT count(*) FROM lexical_strict) < {{leg_depth}}
+    ORDER BY score DESC, c.id
+    LIMIT {{leg_depth}}
+),
+-- Any lexeme at all, common ones included.
+lexical_any AS (
     SELECT c.id, ts_rank(c.search_vector, q.broad_q) AS score
     FROM lexical_query q,
          LATERAL (
@@ -96,17 +148,20 @@ lexical_broad AS (
              LIMIT {{lexical_cap}}
          ) c
     WHERE {{w_lexical}}::float8 > 0
-      AND (SELECT count(*) FROM lexical_strict) < {{leg_depth}}
+      AND (SELECT count(*) FROM lexical_strict) + (SELECT count(*) FROM lexical_rare) < {{leg_depth}}
     ORDER BY score DESC, c.id
     LIMIT {{leg_depth}}
 ),
 lexical AS (
     SELECT id, score, row_number() OVER (ORDER BY tier, score DESC, id) AS rank
     FROM (
-        SELECT id, score, 0 AS tier FROM lexical_strict
-        UNION ALL
-        SELECT id, score, 1 AS tier FROM lexical_broad
-        WHERE id NOT IN (SELECT id FROM lexical_strict)
+        SELECT DISTINCT ON (id) id, score, tier
+        FROM (
+            SELECT id, score, 0 AS tier FROM lexical_strict
+            UNION ALL SELECT id, score, 1 FROM lexical_rare
+            UNION ALL SELECT id, score, 2 FROM lexical_any
+        ) matched
+        ORDER BY id, tier
     ) tiers
     ORDER BY rank
     LIMIT {{leg_depth}}
@@ -159,14 +214,16 @@ graph_scope AS (
     WHERE id = ANY({{namespace_ids}}::bigint[]) AND {{w_graph}}::float8 > 0
 ),
 graph_seeds AS (
-    (SELECT c.id AS concept_id, 1.0::float8 AS activation, c.display_name AS path
+    (SELECT c.id AS concept_id, 1.0::float8 AS activation, c.display_name AS path,
+            ln(1 + s.graph_memories::float8 / greatest(c.doc_freq, 1)) AS specificity
      FROM concepts c JOIN graph_scope s ON s.namespace_id = c.namespace_id
      WHERE (c.name = ANY({{seed_names}}::text[]) OR c.aliases && {{seed_names}}::text[])
        AND c.doc_freq <= s.hub_ceiling
      ORDER BY c.doc_freq, c.id
      LIMIT {{graph_max_seeds}})
     UNION ALL
-    SELECT near.id, near.similarity, near.display_name
+    SELECT near.id, near.similarity, near.display_name,
+           ln(1 + s.graph_memories::float8 / greatest(near.doc_freq, 1))
     FROM graph_scope s,
          LATERAL (
              SELECT c.id, c.display_name, c.doc_freq,
@@ -180,64 +237,66 @@ graph_seeds AS (
          ) near
     WHERE near.similarity >= {{graph_seed_min_similarity}} AND near.doc_freq <= s.hub_ceiling
 ),
-graph_walk (concept_id, activation, hops, path) AS (
-    SELECT concept_id, activation, 0, path FROM graph_seeds
-    UNION ALL
-    SELECT nb.id, w.activation * {{graph_hop_decay}}::float8 * nb.strength, w.hops + 1,
-           w.path || ' > ' || nb.display_name
-    FROM graph_walk w
-    CROSS JOIN LATERAL (
-        -- the strongest edges on either side, read in weight order from the (end, weight) indexes,
-        -- twice the fanout so that skipping hubs still leaves enough
-        SELECT c.id, c.display_name, e.weight / (e.weight + 1.0) AS strength
-        FROM (
-            (SELECT target_id AS other, weight FROM concept_edges
-             WHERE source_id = w.concept_id AND valid_to IS NULL
-             ORDER BY weight DESC LIMIT 2 * {{graph_fanout}})
-            UNION ALL
-            (SELECT source_id, weight FROM concept_edges
-             WHERE target_id = w.concept_id AND valid_to IS NULL
-             ORDER BY weight DESC LIMIT 2 * {{graph_fanout}})
-        ) e
-        JOIN concepts c ON c.id = e.other
-        JOIN graph_scope s ON s.namespace_id = c.namespace_id
-        WHERE c.doc_freq <= s.hub_ceiling
-        ORDER BY e.weight DESC, c.id
-        LIMIT {{graph_fanout}}
-    ) nb
-    WHERE w.hops < {{graph_max_hops}}
+-- At most two hops, each bounded: every seed follows its strongest edges, and only the most
+-- activated first-hop concepts go on, so the walk reads O(seeds + fanout) edge lists, never fanout².
+graph_hop1 AS (
+    SELECT nb.id AS concept_id, f.activation * {{graph_hop_decay}}::float8 * nb.strength AS activation,
+           f.path || ' > ' || nb.display_name AS path, nb.specificity
+    FROM graph_seeds f
+    CROSS JOIN LATERAL ({_neighbours("f")}) nb
+    WHERE {{graph_max_hops}} >= 1
 ),
-graph_concepts AS (
-    SELECT concept_id, activation, path
+graph_hop2 AS (
+    SELECT nb.id AS concept_id, h.activation * {{graph_hop_decay}}::float8 * nb.strength AS activation,
+           h.path || ' > ' || nb.display_name AS path, nb.specificity
     FROM (
-        SELECT DISTINCT ON (concept_id) concept_id, activation, path
-        FROM graph_walk
+        SELECT concept_id, activation, path FROM graph_hop1
+        ORDER BY activation DESC, concept_id
+        LIMIT {{graph_fanout}}
+    ) h
+    CROSS JOIN LATERAL ({_neighbours("h")}) nb
+    WHERE {{graph_max_hops}} >= 2
+),
+-- The most activated concepts, numbered: a memory's explain path is that of its best concept.
+graph_concepts AS (
+    SELECT concept_id, activation, path, specificity,
+           row_number() OVER (ORDER BY activation DESC, concept_id) AS concept_rank
+    FROM (
+        SELECT DISTINCT ON (concept_id) concept_id, activation, path, specificity
+        FROM (
+            SELECT concept_id, activation, path, specificity FROM graph_seeds
+            UNION ALL SELECT concept_id, activation, path, specificity FROM graph_hop1
+            UNION ALL SELECT concept_id, activation, path, specificity FROM graph_hop2
+        ) reached
         ORDER BY concept_id, activation DESC
     ) best
     ORDER BY activation DESC, concept_id
     LIMIT {{graph_max_concepts}}
 ),
+-- Memories score the activation of the concepts they mention, rare concepts (ln(1 + N/df))
+-- counting more than common ones.
+graph_scored AS (
+    SELECT mc.memory_id AS id, sum(gc.activation * gc.specificity) AS score,
+           min(gc.concept_rank) AS best_concept
+    FROM graph_concepts gc
+    CROSS JOIN LATERAL (
+        SELECT l.memory_id FROM memory_concepts l
+        WHERE l.concept_id = gc.concept_id
+        ORDER BY l.memory_id DESC
+        LIMIT {{graph_memories_per_concept}}
+    ) mc
+    -- Only live, non-sensitive memories are ever linked (delete and PATCH unlink in their own
+    -- transaction), so memory rows are read only when the request filters on their columns.
+    WHERE NOT {{row_filters}}::boolean
+       OR EXISTS (SELECT 1 FROM memories m WHERE m.id = mc.memory_id AND {_IN_SCOPE})
+    GROUP BY mc.memory_id
+    ORDER BY score DESC, mc.memory_id
+    LIMIT {{leg_depth}}
+),
 graph AS (
-    SELECT id, score, path, row_number() OVER (ORDER BY score DESC, id) AS rank
-    FROM (
-        SELECT mc.memory_id AS id,
-               sum(gc.activation * ln(1 + s.graph_memories::float8 / greatest(c.doc_freq, 1))) AS score,
-               (array_agg(gc.path ORDER BY gc.activation DESC))[1] AS path
-        FROM graph_concepts gc
-        JOIN concepts c ON c.id = gc.concept_id
-        JOIN graph_scope s ON s.namespace_id = c.namespace_id
-        CROSS JOIN LATERAL (
-            SELECT l.memory_id FROM memory_concepts l
-            WHERE l.concept_id = gc.concept_id
-            ORDER BY l.memory_id DESC
-            LIMIT {{graph_memories_per_concept}}
-        ) mc
-        JOIN memories m ON m.id = mc.memory_id
-        WHERE {_IN_SCOPE}
-        GROUP BY mc.memory_id
-        ORDER BY score DESC, mc.memory_id
-        LIMIT {{leg_depth}}
-    ) scored
+    SELECT g.id, g.score, gc.path, row_number() OVER (ORDER BY g.score DESC, g.id) AS rank
+    FROM graph_scored g
+    JOIN graph_concepts gc ON gc.concept_rank = g.best_concept
 ),
 fused AS (
     SELECT id,

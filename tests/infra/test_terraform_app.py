@@ -98,8 +98,10 @@ def test_read_only_root_filesystem_gets_writable_tmp_and_model_cache(
     assert mounts.get("tmp") == "/tmp"
     for name in mounts:
         assert blocks(volumes[name], "empty_dir"), f"volume {name} must be an emptyDir"
-    hf_home = expand(tf, tf.module(APP_MODULE).locals["core_settings"]["HF_HOME"])
-    assert hf_home.startswith(mounts["model-cache"] + "/"), "HF_HOME must live on the writable cache volume"
+    core = tf.module(APP_MODULE).locals["core_settings"]
+    for cache in ("HF_HOME", "MEMORIA_EMBEDDINGS__ONNX_CACHE_DIR"):
+        path = expand(tf, core[cache])
+        assert path.startswith(mounts["model-cache"] + "/"), f"{cache} must live on the writable cache volume"
 
 
 def test_probes_hit_readyz_and_healthz_on_the_http_port(container: dict[str, Any]) -> None:

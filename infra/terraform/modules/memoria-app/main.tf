@@ -23,7 +23,8 @@ locals {
   read_url   = "postgresql://$(DB_USERNAME):$(DB_PASSWORD)@${coalesce(var.database_read_host, var.database_write_host)}:${var.database_port}/${var.database_name}${local.url_query}"
   direct_url = "postgresql://$(DB_USERNAME):$(DB_PASSWORD)@${var.database_direct_host}:${var.database_port}/${var.database_name}${local.url_query}"
 
-  # HF_HOME points the model cache at an emptyDir: the root filesystem is read-only.
+  # HF_HOME and the ONNX export of the local model live on an emptyDir: the root filesystem is
+  # read-only.
   core_settings = {
     MEMORIA_SERVER__HOST                   = "0.0.0.0"
     MEMORIA_SERVER__PORT                   = tostring(local.http_port)
@@ -32,6 +33,7 @@ locals {
     MEMORIA_DATABASE__POOL_MAX_SIZE        = tostring(var.pool_max_size)
     MEMORIA_EMBEDDINGS__PROVIDER           = var.embeddings_provider
     HF_HOME                                = "${local.model_cache_dir}/huggingface"
+    MEMORIA_EMBEDDINGS__ONNX_CACHE_DIR     = "${local.model_cache_dir}/onnx"
   }
 
   settings = merge(

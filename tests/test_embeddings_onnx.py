@@ -1,0 +1,62 @@
+"""The local model on ONNX Runtime: the same vectors as PyTorch, exported once, a safe fallback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from app.embeddings import LocalEmbedder
+from app.settings import EmbeddingSettings
+
+TEXTS = [
+    "Alice prefers tabs over spaces",
+    "The production database is PostgreSQL 16 on CloudNativePG, backed up nightly to object storage.",
+    "ok",
+    "Ünïcödé, emoji 🚀 and    odd   spacing",
+]
+
+
+@pytest.fixture(scope="module")
+def torch_embedder() -> LocalEmbedder:
+    model = LocalEmbedder(EmbeddingSettings(provider="local", local_runtime="torch"))
+    model.load_sync()
+    return model
+
+
+async def test_onnx_vectors_match_pytorch_in_any_batch_order(
+    embedder: LocalEmbedder, torch_embedder: LocalEmbedder
+) -> None:
+    assert embedder.runtime == "onnx" and torch_embedder.runtime == "torch"
+    onnx_batch = await embedder.embed_documents(TEXTS)
+    reference = await torch_embedder.embed_documents(TEXTS)
+    for got, want in zip(onnx_batch, reference, strict=True):
+        assert got.shape == want.shape == (384,)
+        assert float(np.dot(got, want)) > 0.99999
+        assert abs(float(np.linalg.norm(got)) - 1.0) < 1e-5
+    # one at a time (the query path, no padding) gives the same vectors as the padded batch
+    for text, batched in zip(TEXTS, onnx_batch, strict=True):
+        assert float(np.dot(await embedder.embed_query(text), batched)) > 0.99999
+
+
+def test_the_export_is_cached_and_reused(tmp_path: Path) -> None:
+    settings = EmbeddingSettings(provider="local", onnx_cache_dir=tmp_path)
+    first = LocalEmbedder(settings)
+    first.load_sync()
+    (exported,) = tmp_path.glob("*.onnx")
+    made = exported.stat().st_mtime_ns
+    second = LocalEmbedder(settings)
+    second.load_sync()
+    assert second.runtime == "onnx" and list(tmp_path.iterdir()) == [exported]
+    assert exported.stat().st_mtime_ns == made
+
+
+def test_an_unusable_cache_dir_falls_back_to_pytorch(tmp_path: Path) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("not a directory")
+    model = LocalEmbedder(EmbeddingSettings(provider="local", onnx_cache_dir=blocked / "onnx"))
+    model.load_sync()
+    assert model.runtime == "torch"
+    (vector,) = model._encode(["still works"])
+    assert vector.shape == (384,)
