@@ -57,6 +57,9 @@ def test_modes_alternate_in_blocks_over_the_same_texts() -> None:
     assert [mode for mode, _ in blocks] == ["lexical", "hybrid"] * 3
     assert blocks[0][1] == blocks[1][1] == texts[:50]
     assert blocks[4][1] == texts[100:]
+    # the statements go text by text through every mode
+    single = list(_blocks(texts[:2], ["lexical", "lexical+dense", "hybrid"], size=1))
+    assert single == [(m, [t]) for t in texts[:2] for m in ("lexical", "lexical+dense", "hybrid")]
 
 
 def test_lexical_requests_switch_every_other_leg_off() -> None:

@@ -9,9 +9,9 @@ measured three ways, because each answers a different question:
   the service's own arguments: what the SQL costs;
 - one query embedding in this process: how much of the HTTP figure is the model.
 
-Lexical-only and hybrid requests alternate in blocks over the same query texts, so a background
-load that comes and goes (the machine may be shared) hits both alike and the hybrid/lexical ratio
-stays fair. No hybrid request repeats a text an earlier one used: the local embedder caches query
+The modes alternate over the same query texts (the statements text by text, HTTP requests in
+blocks), so a background load that comes and goes (the machine may be shared) hits all alike and
+the hybrid/lexical ratio and the per-leg differences stay fair. No hybrid request repeats a text an earlier one used: the local embedder caches query
 vectors, and a cache hit would hide the model's cost.
 """
 
@@ -66,7 +66,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_SENTENCES = REPO_ROOT.parent / "shared" / "bench" / "persona-sentences" / "sentences.txt"
 BATCH = 100
 LOAD_WORKERS = 2  # one batch embeds while the other inserts
-BLOCK = 50  # requests per mode before switching modes
+BLOCK = 50  # HTTP requests per mode before switching modes (enough to keep 8 in flight)
 WARMUP = 20
 PROFILED = 20  # statements per scope and mode EXPLAIN ANALYZEd for the per-CTE medians
 # Recall systems as request weights. "hybrid" is whatever the settings configure (every leg on);
@@ -247,11 +247,13 @@ class QueryFeed:
         return taken
 
 
-def _blocks(queries: Sequence[str], modes: Sequence[str]) -> Iterator[tuple[str, list[str]]]:
-    """(mode, texts) blocks: every mode over the same BLOCK texts in turn, then the next BLOCK."""
-    for start in range(0, len(queries), BLOCK):
+def _blocks(
+    queries: Sequence[str], modes: Sequence[str], size: int = BLOCK
+) -> Iterator[tuple[str, list[str]]]:
+    """(mode, texts) blocks: every mode over the same `size` texts in turn, then the next ones."""
+    for start in range(0, len(queries), size):
         for mode in modes:
-            yield mode, list(queries[start : start + BLOCK])
+            yield mode, list(queries[start : start + size])
 
 
 def _embeds(mode: str) -> bool:
@@ -297,7 +299,9 @@ async def sql_latency(
             for weights in MODES.values():
                 await service.recall(user_id, _request(text, scope.namespace, weights))
         embedded: set[str] = set()
-        for mode, texts in _blocks(queries[WARMUP:], list(MODES)):
+        # one text at a time through every mode: the differences between modes (what a leg costs)
+        # then compare statements run moments apart, whatever the machine's load does meanwhile
+        for mode, texts in _blocks(queries[WARMUP:], list(MODES), size=1):
             for text in texts:
                 if _embeds(mode) and text not in embedded:
                     began = time.perf_counter()

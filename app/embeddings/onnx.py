@@ -97,6 +97,7 @@ class OnnxEncoder:
                     opset_version=17,
                     dynamo=False,
                 )
+            os.chmod(partial, 0o644)  # mkstemp makes it owner-only; the model is no secret
             os.replace(partial, path)
         finally:
             Path(partial).unlink(missing_ok=True)
