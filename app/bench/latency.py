@@ -11,8 +11,9 @@ measured three ways, because each answers a different question:
 
 The modes alternate over the same query texts (the statements text by text, HTTP requests in
 blocks), so a background load that comes and goes (the machine may be shared) hits all alike and
-the hybrid/lexical ratio and the per-leg differences stay fair. No hybrid request repeats a text an earlier one used: the local embedder caches query
-vectors, and a cache hit would hide the model's cost.
+the hybrid/lexical ratio and the per-leg differences stay fair. No hybrid request repeats a text
+an earlier one used: the local embedder caches query vectors, and a cache hit would hide the
+model's cost.
 """
 
 from __future__ import annotations
