@@ -92,6 +92,21 @@ async def test_recall_reaches_a_memory_only_through_a_two_hop_concept_path(
     assert target["explain"]["graph_rank"] is not None
 
 
+async def test_graph_leg_applies_the_request_filters(client: Client, alice: dict[str, str]) -> None:
+    ids = [await store(client, alice, text, category="infra") for text in CHAIN]
+    body = {"query": "Who works with Zephyr?", "namespace": "g", "weights": {"lexical": 0, "dense": 0}}
+
+    async def found(**filters: Any) -> set[int]:
+        response = await client.post("/v1/recall", json=body | {"filters": filters}, headers=alice)
+        assert response.status_code == 200, response.text
+        return {h["id"] for h in response.json()["results"]}
+
+    assert ids[2] in await found()
+    assert ids[2] in await found(category="infra")
+    assert await found(category="runbook") == set()
+    assert await found(created_until="2000-01-01T00:00:00Z") == set()
+
+
 async def test_delete_removes_evidence_and_orphaned_concepts(
     client: Client, alice: dict[str, str], conn: asyncpg.Connection
 ) -> None:
