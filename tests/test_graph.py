@@ -204,6 +204,10 @@ async def test_graph_routes_browse_and_merge(
     assert "zeph" in merged.json()["aliases"] and merged.json()["doc_freq"] == 2
     gone = await client.get(f"/v1/graph/concepts/{zeph['id']}", headers=alice)
     assert gone.status_code == 404
+    # a later memory that says "Zeph" links to the concept the alias now belongs to
+    await store(client, alice, "Zeph approved the rollout.")
+    after = await client.get(f"/v1/graph/concepts/{zephyr['id']}", headers=alice)
+    assert after.json()["doc_freq"] == 3
 
     # another user sees none of it
     for method, path, body in [
