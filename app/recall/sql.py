@@ -60,6 +60,17 @@ _IN_SCOPE = """
       AND ({created_until}::timestamptz IS NULL OR m.created_at < {created_until})"""
 
 
+def _matching(tsquery: str) -> str:
+    """At most `lexical_cap` in-scope memories matching `tsquery` (a column of `lexical_query q`)."""
+    return f"""
+             SELECT m.id, m.search_vector
+             FROM memories m
+             WHERE m.search_vector @@ q.{tsquery}
+               AND {_IN_SCOPE}
+             LIMIT {{lexical_cap}}
+         """
+
+
 def _neighbours(frontier: str) -> str:
     """The strongest non-hub neighbours of `frontier`.concept_id, read in weight order from the
     (end, weight) indexes on both edge ends; twice the fanout so that skipping hubs leaves enough."""
@@ -106,13 +117,7 @@ lexical_query AS (
 lexical_strict AS (
     SELECT c.id, ts_rank_cd(c.search_vector, q.strict_q) AS score
     FROM lexical_query q,
-         LATERAL (
-             SELECT m.id, m.search_vector
-             FROM memories m
-             WHERE m.search_vector @@ q.strict_q
-               AND {_IN_SCOPE}
-             LIMIT {{lexical_cap}}
-         ) c
+         LATERAL ({_matching("strict_q")}) c
     WHERE {{w_lexical}}::float8 > 0
     ORDER BY score DESC, c.id
     LIMIT {{leg_depth}}
@@ -123,13 +128,7 @@ lexical_strict AS (
 lexical_rare AS (
     SELECT c.id, ts_rank(c.search_vector, q.broad_q) AS score
     FROM lexical_query q,
-         LATERAL (
-             SELECT m.id, m.search_vector
-             FROM memories m
-             WHERE m.search_vector @@ q.rare_q
-               AND {_IN_SCOPE}
-             LIMIT {{lexical_cap}}
-         ) c
+         LATERAL ({_matching("rare_q")}) c
     WHERE {{w_lexical}}::float8 > 0
       AND q.rare_q IS NOT NULL
       AND (SELECT count(*) FROM lexical_strict) < {{leg_depth}}
@@ -140,13 +139,7 @@ lexical_rare AS (
 lexical_any AS (
     SELECT c.id, ts_rank(c.search_vector, q.broad_q) AS score
     FROM lexical_query q,
-         LATERAL (
-             SELECT m.id, m.search_vector
-             FROM memories m
-             WHERE m.search_vector @@ q.broad_q
-               AND {_IN_SCOPE}
-             LIMIT {{lexical_cap}}
-         ) c
+         LATERAL ({_matching("broad_q")}) c
     WHERE {{w_lexical}}::float8 > 0
       AND (SELECT count(*) FROM lexical_strict) + (SELECT count(*) FROM lexical_rare) < {{leg_depth}}
     ORDER BY score DESC, c.id
