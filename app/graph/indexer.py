@@ -99,11 +99,12 @@ class GraphIndexer:
                 for c in concepts
             ]
             links = list(dict.fromkeys(links))
-            await conn.execute(sql.INSERT_LINKS, [m for m, _ in links], [c for _, c in links])
-            linked = [r["id"] for r in rows]
-            await conn.execute(sql.COUNT_DOC_FREQ, linked, 1)
-            await conn.execute(sql.COUNT_GRAPH_MEMORIES, linked, 1)
-            await conn.execute(sql.ADD_EDGES, linked, self._settings.evidence_ids_kept)
+            await conn.execute(
+                sql.LINK_AND_COUNT,
+                [m for m, _ in links],
+                [c for _, c in links],
+                self._settings.evidence_ids_kept,
+            )
         if new_concepts:
             await self._embed_and_canonicalise(conn, new_concepts, canonicalise)
         return len(links)

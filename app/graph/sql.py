@@ -34,18 +34,30 @@ ON CONFLICT (namespace_id, name) DO UPDATE SET updated_at = now()
 RETURNING id, namespace_id, name, (xmax = 0) AS inserted
 """
 
-INSERT_LINKS = """
-INSERT INTO memory_concepts (memory_id, concept_id)
-SELECT * FROM unnest($1::bigint[], $2::bigint[])
-ON CONFLICT DO NOTHING
-"""
-
-# Co-occurrence edges of the given memories, counted once per memory (source < target).
-ADD_EDGES = """
-WITH links AS (
-    SELECT mc.memory_id, mc.concept_id, c.namespace_id
-    FROM memory_concepts mc JOIN concepts c ON c.id = mc.concept_id
-    WHERE mc.memory_id = ANY($1::bigint[])
+# Links (memory, concept) pairs and, in the same statement, counts what they add: each concept's
+# doc_freq, each namespace's linked memories, and the co-occurrence edges (source < target, once
+# per memory). The counts read the INSERT's RETURNING rows, as a statement's other parts do not see
+# the rows it inserts. One round trip instead of four on every store.
+LINK_AND_COUNT = """
+WITH linked AS (
+    INSERT INTO memory_concepts (memory_id, concept_id)
+    SELECT * FROM unnest($1::bigint[], $2::bigint[])
+    ON CONFLICT DO NOTHING
+    RETURNING memory_id, concept_id
+),
+links AS (
+    SELECT l.memory_id, l.concept_id, c.namespace_id
+    FROM linked l JOIN concepts c ON c.id = l.concept_id
+),
+doc_freq AS (
+    UPDATE concepts c SET doc_freq = c.doc_freq + d.n, updated_at = now()
+    FROM (SELECT concept_id, count(*) AS n FROM links GROUP BY concept_id) d
+    WHERE c.id = d.concept_id
+),
+graph_memories AS (
+    UPDATE namespaces n SET graph_memories = n.graph_memories + d.memories
+    FROM (SELECT namespace_id, count(DISTINCT memory_id) AS memories FROM links GROUP BY namespace_id) d
+    WHERE n.id = d.namespace_id
 ),
 pairs AS (
     SELECT a.namespace_id, a.concept_id AS source_id, b.concept_id AS target_id,
@@ -54,10 +66,10 @@ pairs AS (
     GROUP BY 1, 2, 3
 )
 INSERT INTO concept_edges AS e (namespace_id, source_id, target_id, weight, evidence_memory_ids)
-SELECT namespace_id, source_id, target_id, n, evidence[1:$2] FROM pairs
+SELECT namespace_id, source_id, target_id, n, evidence[1:$3] FROM pairs
 ON CONFLICT (source_id, target_id, relation) DO UPDATE
 SET weight = e.weight + EXCLUDED.weight,
-    evidence_memory_ids = (EXCLUDED.evidence_memory_ids || e.evidence_memory_ids)[1:$2],
+    evidence_memory_ids = (EXCLUDED.evidence_memory_ids || e.evidence_memory_ids)[1:$3],
     valid_to = NULL
 """
 
