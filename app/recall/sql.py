@@ -98,13 +98,14 @@ RECALL_SQL = f"""
 WITH
 -- The query three ways: strict (all words, websearch syntax); broad (any lexeme, plus expanded
 -- terms), which ranks every OR match; and rare, the broad lexemes the planner statistics do not
--- call common (NULL when none is left).
+-- call common (NULL when none is left; the same as broad when none is common).
 lexical_query AS (
     SELECT websearch_to_tsquery('english', {{query}}) AS strict_q,
            (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM unnest(l.lexemes) lexeme)
                AS broad_q,
            (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM unnest(l.lexemes) lexeme
-            WHERE lexeme <> ALL({{common_lexemes}}::text[])) AS rare_q
+            WHERE lexeme <> ALL({{common_lexemes}}::text[])) AS rare_q,
+           l.lexemes && {{common_lexemes}}::text[] AS has_common
     FROM (
         SELECT tsvector_to_array(
                    to_tsvector('english', {{query}} || ' ' || coalesce({{expanded_query}}::text, ''))
@@ -135,12 +136,13 @@ lexical_rare AS (
     ORDER BY score DESC, c.id
     LIMIT {{leg_depth}}
 ),
--- Any lexeme at all, common ones included.
+-- Any lexeme at all, common ones included (when none is common, the rare tier already was this).
 lexical_any AS (
     SELECT c.id, ts_rank(c.search_vector, q.broad_q) AS score
     FROM lexical_query q,
          LATERAL ({_matching("broad_q")}) c
     WHERE {{w_lexical}}::float8 > 0
+      AND (q.has_common OR q.rare_q IS NULL)
       AND (SELECT count(*) FROM lexical_strict) + (SELECT count(*) FROM lexical_rare) < {{leg_depth}}
     ORDER BY score DESC, c.id
     LIMIT {{leg_depth}}
