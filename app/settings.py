@@ -81,6 +81,19 @@ class EmbeddingSettings(_Section):
         description="onnx: the local model's transformer exported once to ONNX and run by ONNX Runtime "
         "(about 3x faster per query on CPU; falls back to torch if the export fails); torch: eager PyTorch",
     )
+    onnx_threads: int = Field(
+        default=2,
+        ge=1,
+        le=64,
+        description="intra-op threads of the ONNX Runtime session; idle ones sleep instead of spinning, "
+        "so 2 cut a query's embedding from 7.6 to 5.2 ms on 2 cores without slowing concurrent load",
+    )
+    local_quantize: bool = Field(
+        default=False,
+        description="run the ONNX model with int8 weights: about 2x faster per query (7.6 -> 3.4 ms), "
+        "LoCoMo recall unchanged, vectors at a cosine of ~0.99 to the float ones, so it is its own "
+        "embedding model (`<model>+int8`): switching needs `memoria embeddings reembed`",
+    )
     onnx_cache_dir: Path = Field(
         default_factory=lambda: Path(platformdirs.user_cache_dir("memoria")) / "onnx",
         description="where exported ONNX models are kept",
@@ -120,6 +133,9 @@ class EmbeddingSettings(_Section):
     @model_validator(mode="after")
     def _check_provider(self) -> EmbeddingSettings:
         """Fail at start, not on the first store, when a hosted provider is half configured."""
+        runs_onnx = (self.provider, self.local_runtime, self.device) == ("local", "onnx", "cpu")
+        if self.local_quantize and not runs_onnx:
+            raise ValueError("MEMORIA_EMBEDDINGS__LOCAL_QUANTIZE needs the local provider, onnx runtime, cpu")
         if self.provider == "openai-compatible" and not (self.base_url and self.model):
             raise ValueError(
                 "the openai-compatible provider needs "

@@ -60,3 +60,21 @@ def test_an_unusable_cache_dir_falls_back_to_pytorch(tmp_path: Path) -> None:
     assert model.runtime == "torch"
     (vector,) = model._encode(["still works"])
     assert vector.shape == (384,)
+
+
+def test_the_int8_model_is_its_own_embedding_model_close_to_the_float_one(
+    tmp_path: Path, torch_embedder: LocalEmbedder
+) -> None:
+    settings = EmbeddingSettings(provider="local", onnx_cache_dir=tmp_path, local_quantize=True)
+    model = LocalEmbedder(settings)
+    model.load_sync()
+    assert model.model_id == "all-MiniLM-L6-v2+int8" != torch_embedder.model_id
+    assert sorted(p.name.count(".int8.") for p in tmp_path.iterdir()) == [0, 1]  # float export kept
+    for got, want in zip(model._encode(TEXTS), torch_embedder._encode(TEXTS), strict=True):
+        assert 0.95 < float(np.dot(got, want)) < 0.99999  # close, yet not the float vectors
+        assert abs(float(np.linalg.norm(got)) - 1.0) < 1e-5
+
+
+def test_int8_is_refused_where_it_cannot_run() -> None:
+    with pytest.raises(ValueError, match="LOCAL_QUANTIZE"):
+        EmbeddingSettings(provider="local", local_runtime="torch", local_quantize=True)

@@ -49,7 +49,8 @@ class LocalEmbedder:
 
     @property
     def model_id(self) -> str:
-        return self._model_name
+        """What `embedding_model` records: the quantized model's vectors are not the float model's."""
+        return f"{self._model_name}+int8" if self._settings.local_quantize else self._model_name
 
     @property
     def dimension(self) -> int:
@@ -89,9 +90,15 @@ class LocalEmbedder:
     def _onnx_encoder(self, model: SentenceTransformer, path: str) -> OnnxEncoder | None:
         from app.embeddings.onnx import OnnxEncoder
 
+        settings = self._settings
         try:
-            return OnnxEncoder(model, path, self._settings.onnx_cache_dir, self._settings.torch_threads)
-        except Exception:  # an architecture the exporter cannot handle still works, just slower
+            return OnnxEncoder(
+                model, path, settings.onnx_cache_dir, settings.onnx_threads, quantize=settings.local_quantize
+            )
+        except Exception:
+            if settings.local_quantize:  # torch would write vectors of another model under its id
+                raise
+            # an architecture the exporter cannot handle still works, just slower
             log.warning("ONNX export of %r failed; embedding with PyTorch", self._model_name, exc_info=True)
             return None
 

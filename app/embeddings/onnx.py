@@ -8,6 +8,9 @@ the PyTorch ones (cosine > 0.99999, pinned by a test) and stored embeddings stay
 
 The export happens once per model and is cached on disk under a key of the model's files and the
 torch version; it is written to a temporary name and renamed, so a crash never leaves half a file.
+With `quantize`, the exported model's matrix multiplications get int8 weights (per output channel,
+activations quantized on the fly): about 2x faster again, at a cosine of ~0.99 to the float vectors,
+so a quantized model is a different embedding model (its own `embedding_model` id).
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import logging
 import os
 import tempfile
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,10 +45,44 @@ def _cache_key(model_path: str, torch_version: str) -> str:
     return digest.hexdigest()[:24]
 
 
+@contextmanager
+def _partial_file(path: Path) -> Iterator[Path]:
+    """A temporary file beside `path` that becomes `path` only when the block succeeds."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, name = tempfile.mkstemp(dir=path.parent, suffix=".onnx.partial")
+    os.close(handle)
+    partial = Path(name)
+    try:
+        yield partial
+        partial.chmod(0o644)  # mkstemp makes it owner-only; the model is no secret
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+@contextmanager
+def _root_warnings_muted() -> Iterator[None]:
+    """onnxruntime's quantizer logs a generic pre-processing hint to the root logger on every run."""
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        root.setLevel(level)
+
+
 class OnnxEncoder:
     """`encode(texts)` with the sentence-transformers model's semantics (pooled, L2-normalised)."""
 
-    def __init__(self, model: SentenceTransformer, model_path: str, cache_dir: Path, threads: int) -> None:
+    def __init__(
+        self,
+        model: SentenceTransformer,
+        model_path: str,
+        cache_dir: Path,
+        threads: int,
+        quantize: bool = False,
+    ) -> None:
         import onnxruntime as ort
         import torch
 
@@ -55,9 +94,14 @@ class OnnxEncoder:
         path = cache_dir / f"{_cache_key(model_path, torch.__version__)}.onnx"
         if not path.exists():
             self._export(path)
+        if quantize:
+            path = self._quantized(path)
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
+        # Idle intra-op threads sleep instead of spinning: a spinning thread takes the core that
+        # PostgreSQL or the next request needs.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         self.path = path
@@ -81,27 +125,33 @@ class OnnxEncoder:
 
         sample = self._tokenizer(["an example sentence", "two"], padding=True, return_tensors="pt")
         axes = {name: {0: "batch", 1: "tokens"} for name in names}
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, partial = tempfile.mkstemp(dir=path.parent, suffix=".onnx.partial")
-        os.close(handle)
-        try:
-            with warnings.catch_warnings():  # the TorchScript exporter announces its deprecation
-                warnings.simplefilter("ignore")
-                torch.onnx.export(
-                    TokenEmbeddings(),
-                    tuple(sample[name] for name in names),
-                    partial,
-                    input_names=names,
-                    output_names=["token_embeddings"],
-                    dynamic_axes=axes | {"token_embeddings": {0: "batch", 1: "tokens"}},
-                    opset_version=17,
-                    dynamo=False,
-                )
-            os.chmod(partial, 0o644)  # mkstemp makes it owner-only; the model is no secret
-            os.replace(partial, path)
-        finally:
-            Path(partial).unlink(missing_ok=True)
+        with _partial_file(path) as partial, warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the TorchScript exporter announces its deprecation
+            torch.onnx.export(
+                TokenEmbeddings(),
+                tuple(sample[name] for name in names),
+                partial,
+                input_names=names,
+                output_names=["token_embeddings"],
+                dynamic_axes=axes | {"token_embeddings": {0: "batch", 1: "tokens"}},
+                opset_version=17,
+                dynamo=False,
+            )
         log.info("exported the local embedding model to %s", path)
+
+    @staticmethod
+    def _quantized(path: Path) -> Path:
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        target = path.with_suffix(".int8.onnx")
+        if target.exists():
+            return target
+        with _partial_file(target) as partial, _root_warnings_muted():  # advice meant for image models
+            quantize_dynamic(
+                path, partial, per_channel=True, weight_type=QuantType.QInt8, op_types_to_quantize=["MatMul"]
+            )
+        log.info("quantized the local embedding model to %s", target)
+        return target
 
     def encode(self, texts: list[str]) -> np.ndarray:
         import torch

@@ -13,6 +13,7 @@ import asyncpg
 from pgvector import HalfVector
 
 from app.db import Database
+from app.db.transaction import read_only_transaction
 from app.embeddings import Embedder, Vector
 from app.errors import InvalidInput, NotFound
 from app.graph.extract import query_concept_names
@@ -64,7 +65,7 @@ class LegPlan:
 
 
 def set_local_sql(settings: RecallSettings) -> str:
-    """SET LOCAL lines for the recall transaction; values are validated settings, not user input.
+    """SET LOCAL lines sent with the recall transaction's BEGIN; values are validated settings.
 
     SET LOCAL (not SET) keeps them inside the transaction, so a transaction-mode pooler never
     hands them to another client. Parallel workers are off: launching them cost ~10 ms per recall
@@ -176,7 +177,7 @@ class RecallService:
         # The model works in its thread while this one opens the transaction and resolves the scope.
         embedding = asyncio.ensure_future(self._embed_query(request))
         try:
-            async with self._db.read.acquire() as conn, conn.transaction(readonly=True):
+            async with self._db.read.acquire() as conn, read_only_transaction(conn, self._set_local):
                 scope = await conn.fetch(_SCOPE_SQL, user_id, names)
                 if names is not None:
                     missing = sorted(set(names) - {r["name"] for r in scope})
@@ -185,7 +186,6 @@ class RecallService:
                 namespace_ids = [r["id"] for r in scope]
                 exact_first = await self._scope_sizes.is_small(conn, namespace_ids)
                 common_lexemes = await self._common_lexemes.get(conn)
-                await conn.execute(self._set_local)
                 query_vec, embed_error = await embedding
                 plan = self._plan(weights, query_vec, embed_error)
                 params = self._params(request, tags, query_vec, plan)

@@ -1,0 +1,62 @@
+"""Pools and transactions: a release costs no round trip, and no transaction is ever left open."""
+
+from __future__ import annotations
+
+import asyncpg
+import pytest
+
+from app.db import create_database
+from app.db.transaction import read_only_transaction
+from app.settings import DatabaseSettings
+
+
+async def _last_query_of(db_url: str, pid: int) -> str:
+    """What backend `pid` ran last, seen from another connection."""
+    observer = await asyncpg.connect(db_url)
+    try:
+        query: str = await observer.fetchval("SELECT query FROM pg_stat_activity WHERE pid = $1", pid)
+        return query
+    finally:
+        await observer.close()
+
+
+async def test_releasing_a_pooled_connection_sends_no_reset_query(db_url: str) -> None:
+    db = await create_database(db_url, DatabaseSettings(url=db_url, pool_min_size=1, pool_max_size=1))
+    try:
+        async with db.write.acquire() as conn:
+            pid = await conn.fetchval("SELECT pg_backend_pid() /* the last query */")
+        assert await _last_query_of(db_url, pid) == "SELECT pg_backend_pid() /* the last query */"
+    finally:
+        await db.close()
+
+
+async def test_a_transaction_left_open_is_rolled_back_on_release(db_url: str) -> None:
+    db = await create_database(db_url, DatabaseSettings(url=db_url, pool_min_size=1, pool_max_size=1))
+    try:
+        async with db.write.acquire() as conn:
+            await conn.execute("BEGIN; INSERT INTO users (name) VALUES ('left-open')")
+            first_pid = await conn.fetchval("SELECT pg_backend_pid()")
+        async with db.write.acquire() as conn:
+            assert await conn.fetchval("SELECT pg_backend_pid()") == first_pid  # the same connection
+            assert not conn.is_in_transaction()
+            assert await conn.fetchval("SELECT count(*) FROM users WHERE name = 'left-open'") == 0
+    finally:
+        await db.close()
+
+
+async def test_read_only_transaction_applies_its_settings_inside_it_only(conn: asyncpg.Connection) -> None:
+    default = await conn.fetchval("SELECT current_setting('statement_timeout')")
+    async with read_only_transaction(conn, "SET LOCAL statement_timeout = 1234"):
+        assert conn.is_in_transaction()
+        assert await conn.fetchval("SELECT current_setting('statement_timeout')") == "1234ms"
+        assert await conn.fetchval("SELECT current_setting('transaction_read_only')") == "on"
+    assert not conn.is_in_transaction()
+    assert await conn.fetchval("SELECT current_setting('statement_timeout')") == default
+
+
+async def test_read_only_transaction_rolls_back_when_its_block_fails(conn: asyncpg.Connection) -> None:
+    with pytest.raises(asyncpg.ReadOnlySQLTransactionError):
+        async with read_only_transaction(conn, "SET LOCAL statement_timeout = 1234"):
+            await conn.execute("INSERT INTO users (name) VALUES ('read-only')")
+    assert not conn.is_in_transaction()
+    assert await conn.fetchval("SELECT count(*) FROM users") == 0
