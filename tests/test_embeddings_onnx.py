@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -40,16 +42,22 @@ async def test_onnx_vectors_match_pytorch_in_any_batch_order(
         assert float(np.dot(await embedder.embed_query(text), batched)) > 0.99999
 
 
-def test_the_export_is_cached_and_reused(tmp_path: Path) -> None:
+def test_the_export_is_cached_reused_and_old_exports_are_pruned(tmp_path: Path) -> None:
     settings = EmbeddingSettings(provider="local", onnx_cache_dir=tmp_path)
     first = LocalEmbedder(settings)
     first.load_sync()
     (exported,) = tmp_path.glob("*.onnx")
-    made = exported.stat().st_mtime_ns
+    made = exported.read_bytes()
+    week_old = time.time() - 8 * 24 * 3600
+    for name in ("of-an-old-install.onnx", "of-another-install.onnx"):
+        (tmp_path / name).write_bytes(b"stale")
+    os.utime(tmp_path / "of-an-old-install.onnx", (week_old, week_old))
+    os.utime(exported, (week_old, week_old))  # old, but about to be used again
     second = LocalEmbedder(settings)
     second.load_sync()
-    assert second.runtime == "onnx" and list(tmp_path.iterdir()) == [exported]
-    assert exported.stat().st_mtime_ns == made
+    assert second.runtime == "onnx" and exported.read_bytes() == made  # reused, not exported again
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([exported.name, "of-another-install.onnx"])
+    assert exported.stat().st_mtime > week_old + 24 * 3600  # marked as used
 
 
 def test_an_unusable_cache_dir_falls_back_to_pytorch(tmp_path: Path) -> None:

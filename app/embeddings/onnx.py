@@ -15,10 +15,12 @@ so a quantized model is a different embedding model (its own `embedding_model` i
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
 import tempfile
+import time
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 BATCH = 32  # texts per ONNX Runtime call when embedding documents
+UNUSED_FOR_S = 7 * 24 * 3600  # cached exports nobody loaded for a week are deleted
 
 
 def _cache_key(model_path: str, torch_version: str) -> str:
@@ -58,6 +61,22 @@ def _partial_file(path: Path) -> Iterator[Path]:
         os.replace(partial, path)
     finally:
         partial.unlink(missing_ok=True)
+
+
+def _prune_unused(cache_dir: Path, in_use: set[Path]) -> None:
+    """Mark the files `in_use` as used now and delete exports unused for a week.
+
+    Every new install of the model or of torch gets a new cache key, so without this the directory
+    grows by ~90 MB per reinstall. A process already running keeps its model: it is in memory.
+    """
+    with contextlib.suppress(OSError):  # a read-only cache still works, it just is not pruned
+        for used in in_use:
+            os.utime(used)
+        cutoff = time.time() - UNUSED_FOR_S
+        for stale in cache_dir.glob("*.onnx"):
+            if stale not in in_use and stale.stat().st_mtime < cutoff:
+                stale.unlink(missing_ok=True)
+                log.info("deleted the unused ONNX export %s", stale)
 
 
 @contextmanager
@@ -94,8 +113,9 @@ class OnnxEncoder:
         path = cache_dir / f"{_cache_key(model_path, torch.__version__)}.onnx"
         if not path.exists():
             self._export(path)
+        exported = path
         if quantize:
-            path = self._quantized(path)
+            path = self._quantized(exported)
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
@@ -105,6 +125,7 @@ class OnnxEncoder:
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         self.path = path
+        _prune_unused(cache_dir, in_use={exported, path})  # the float export is what int8 is made from
 
     def _export(self, path: Path) -> None:
         import torch
