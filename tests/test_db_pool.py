@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 import asyncpg
 import pytest
 
-from app.db import create_database
-from app.db.transaction import read_only_transaction
+from app.db import create_database, read_only_transaction
 from app.settings import DatabaseSettings
 
 
@@ -20,28 +21,28 @@ async def _last_query_of(db_url: str, pid: int) -> str:
         await observer.close()
 
 
-async def test_releasing_a_pooled_connection_sends_no_reset_query(db_url: str) -> None:
+@pytest.fixture
+async def pool(db_url: str) -> AsyncIterator[asyncpg.Pool]:
+    """The service's pool with a single connection, so consecutive acquires get the same one."""
     db = await create_database(db_url, DatabaseSettings(url=db_url, pool_min_size=1, pool_max_size=1))
-    try:
-        async with db.write.acquire() as conn:
-            pid = await conn.fetchval("SELECT pg_backend_pid() /* the last query */")
-        assert await _last_query_of(db_url, pid) == "SELECT pg_backend_pid() /* the last query */"
-    finally:
-        await db.close()
+    yield db.write
+    await db.close()
 
 
-async def test_a_transaction_left_open_is_rolled_back_on_release(db_url: str) -> None:
-    db = await create_database(db_url, DatabaseSettings(url=db_url, pool_min_size=1, pool_max_size=1))
-    try:
-        async with db.write.acquire() as conn:
-            await conn.execute("BEGIN; INSERT INTO users (name) VALUES ('left-open')")
-            first_pid = await conn.fetchval("SELECT pg_backend_pid()")
-        async with db.write.acquire() as conn:
-            assert await conn.fetchval("SELECT pg_backend_pid()") == first_pid  # the same connection
-            assert not conn.is_in_transaction()
-            assert await conn.fetchval("SELECT count(*) FROM users WHERE name = 'left-open'") == 0
-    finally:
-        await db.close()
+async def test_releasing_a_pooled_connection_sends_no_reset_query(pool: asyncpg.Pool, db_url: str) -> None:
+    async with pool.acquire() as conn:
+        pid = await conn.fetchval("SELECT pg_backend_pid() /* the last query */")
+    assert await _last_query_of(db_url, pid) == "SELECT pg_backend_pid() /* the last query */"
+
+
+async def test_a_transaction_left_open_is_rolled_back_on_release(pool: asyncpg.Pool) -> None:
+    async with pool.acquire() as conn:
+        await conn.execute("BEGIN; INSERT INTO users (name) VALUES ('left-open')")
+        first_pid = await conn.fetchval("SELECT pg_backend_pid()")
+    async with pool.acquire() as conn:
+        assert await conn.fetchval("SELECT pg_backend_pid()") == first_pid  # the same connection
+        assert not conn.is_in_transaction()
+        assert await conn.fetchval("SELECT count(*) FROM users WHERE name = 'left-open'") == 0
 
 
 async def test_read_only_transaction_applies_its_settings_inside_it_only(conn: asyncpg.Connection) -> None:

@@ -3,6 +3,7 @@
 from app.db.embedded import EmbeddedPostgres, ServeLockError
 from app.db.migrate import current_revision, head_revision, upgrade_to_head
 from app.db.pool import Database, create_database
+from app.db.transaction import read_only_transaction
 
 __all__ = [
     "Database",
@@ -11,5 +12,6 @@ __all__ = [
     "create_database",
     "current_revision",
     "head_revision",
+    "read_only_transaction",
     "upgrade_to_head",
 ]

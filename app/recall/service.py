@@ -12,8 +12,7 @@ from typing import Any
 import asyncpg
 from pgvector import HalfVector
 
-from app.db import Database
-from app.db.transaction import read_only_transaction
+from app.db import Database, read_only_transaction
 from app.embeddings import Embedder, Vector
 from app.errors import InvalidInput, NotFound
 from app.graph.extract import query_concept_names
