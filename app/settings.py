@@ -94,6 +94,12 @@ class EmbeddingSettings(_Section):
         "LoCoMo recall unchanged, vectors at a cosine of ~0.99 to the float ones, so it is its own "
         "embedding model (`<model>+int8`): switching needs `memoria embeddings reembed`",
     )
+    local_quantize_queries: bool = Field(
+        default=True,
+        description="embed recall queries (not stored memories) with the int8 weights: 5.8 -> 3.8 ms a "
+        "query; stored vectors, the model id and the index stay float, LoCoMo recall unchanged; applies "
+        "where the local ONNX runtime runs",
+    )
     onnx_cache_dir: Path = Field(
         default_factory=lambda: Path(platformdirs.user_cache_dir("memoria")) / "onnx",
         description="where exported ONNX models are kept",
@@ -205,6 +211,11 @@ class RecallSettings(_Section):
         default=1000, ge=1, description="most rows a lexical tier ranks (bounds the leg's cost)"
     )
     statement_timeout_ms: int = Field(default=2000, ge=1, description="SET LOCAL statement_timeout")
+    generic_plan: bool = Field(
+        default=True,
+        description="run the recall statement's cached generic plan instead of re-planning it per call "
+        "(2.5-3 ms); small scopes' exact scans are still planned with their values",
+    )
     exact_scan_below: int = Field(
         default=8000,
         ge=0,

@@ -27,9 +27,18 @@ def torch_embedder() -> LocalEmbedder:
     return model
 
 
+@pytest.fixture(scope="module")
+def float_embedder(embedding_settings: EmbeddingSettings) -> LocalEmbedder:
+    """ONNX with float weights for queries too."""
+    model = LocalEmbedder(embedding_settings.model_copy(update={"local_quantize_queries": False}))
+    model.load_sync()
+    return model
+
+
 async def test_onnx_vectors_match_pytorch_in_any_batch_order(
-    embedder: LocalEmbedder, torch_embedder: LocalEmbedder
+    float_embedder: LocalEmbedder, torch_embedder: LocalEmbedder
 ) -> None:
+    embedder = float_embedder
     assert embedder.runtime == "onnx" and torch_embedder.runtime == "torch"
     onnx_batch = await embedder.embed_documents(TEXTS)
     reference = await torch_embedder.embed_documents(TEXTS)
@@ -43,7 +52,7 @@ async def test_onnx_vectors_match_pytorch_in_any_batch_order(
 
 
 def test_the_export_is_cached_reused_and_old_exports_are_pruned(tmp_path: Path) -> None:
-    settings = EmbeddingSettings(provider="local", onnx_cache_dir=tmp_path)
+    settings = EmbeddingSettings(provider="local", onnx_cache_dir=tmp_path, local_quantize_queries=False)
     first = LocalEmbedder(settings)
     first.load_sync()
     (exported,) = tmp_path.glob("*.onnx")
@@ -73,7 +82,9 @@ def test_an_unusable_cache_dir_falls_back_to_pytorch(tmp_path: Path) -> None:
 def test_the_int8_model_is_its_own_embedding_model_close_to_the_float_one(
     tmp_path: Path, torch_embedder: LocalEmbedder
 ) -> None:
-    settings = EmbeddingSettings(provider="local", onnx_cache_dir=tmp_path, local_quantize=True)
+    settings = EmbeddingSettings(
+        provider="local", onnx_cache_dir=tmp_path, local_quantize=True, local_quantize_queries=False
+    )
     model = LocalEmbedder(settings)
     model.load_sync()
     assert model.model_id == "all-MiniLM-L6-v2+int8" != torch_embedder.model_id
@@ -81,6 +92,19 @@ def test_the_int8_model_is_its_own_embedding_model_close_to_the_float_one(
     for got, want in zip(model._encode(TEXTS), torch_embedder._encode(TEXTS), strict=True):
         assert 0.95 < float(np.dot(got, want)) < 0.99999  # close, yet not the float vectors
         assert abs(float(np.linalg.norm(got)) - 1.0) < 1e-5
+
+
+async def test_int8_queries_keep_the_float_model_and_its_stored_vectors(
+    embedder: LocalEmbedder, torch_embedder: LocalEmbedder
+) -> None:
+    assert embedder.model_id == torch_embedder.model_id == "all-MiniLM-L6-v2"
+    documents = await embedder.embed_documents(TEXTS)
+    reference = await torch_embedder.embed_documents(TEXTS)
+    for text, document, want in zip(TEXTS, documents, reference, strict=True):
+        assert float(np.dot(document, want)) > 0.99999  # what is stored is the float model's vector
+        query = await embedder.embed_query(text)
+        assert 0.95 < float(np.dot(query, want)) < 0.99999  # the int8 twin: close, not identical
+        assert abs(float(np.linalg.norm(query)) - 1.0) < 1e-5
 
 
 def test_int8_is_refused_where_it_cannot_run() -> None:

@@ -222,3 +222,70 @@ async def test_big_scope_recall_plan_uses_hnsw_for_dense_and_gin_for_lexical(
     parts = plan_summary(json.loads(raw)[0])["parts"]
     assert HNSW_INDEX in parts["CTE dense_ann"]["indexes"], parts
     assert GIN_INDEX in parts["CTE lexical_strict"]["indexes"], parts
+
+
+async def test_the_cached_generic_plan_uses_hnsw_for_dense_and_gin_for_lexical(
+    scale_table: ScaleTable,
+) -> None:
+    conn = await asyncpg.connect(scale_table.url)
+    try:
+        # PREPARE infers the parameter types; EXPLAIN EXECUTE then shows the plan the cache would run
+        await conn.execute(f"PREPARE recall AS {RECALL_STATEMENT}")
+        arity = await conn.fetchval(
+            "SELECT cardinality(parameter_types) FROM pg_prepared_statements WHERE name = 'recall'"
+        )
+        async with conn.transaction(readonly=True):
+            await conn.execute(set_local_sql(RecallSettings(generic_plan=True)))
+            raw = await conn.fetchval(f"EXPLAIN (FORMAT JSON) EXECUTE recall({', '.join(['NULL'] * arity)})")
+    finally:
+        await conn.close()
+    parts = plan_summary(json.loads(raw)[0])["parts"]
+    assert HNSW_INDEX in parts["CTE dense_ann"]["indexes"], parts
+    assert GIN_INDEX in parts["CTE lexical_strict"]["indexes"], parts
+
+
+async def _plan_counts(db: Database) -> tuple[int, int]:
+    async with db.read.acquire() as conn:
+        row = await conn.fetchrow(
+            "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1",
+            RECALL_STATEMENT,
+        )
+    assert row is not None
+    return row["generic_plans"], row["custom_plans"]
+
+
+async def test_big_scopes_reuse_the_generic_plan_and_small_scopes_are_planned_with_their_values(
+    scale_table: ScaleTable, embedder: LocalEmbedder
+) -> None:
+    settings = DatabaseSettings(url=scale_table.url, pool_min_size=1, pool_max_size=1)
+    db = await create_database(scale_table.url, settings)
+    service = _service(db, embedder)
+    try:
+        for _ in range(3):
+            await service.recall(scale_table.user_id, RecallRequest(query="notes", namespace="big"))
+        generic, custom = await _plan_counts(db)
+        assert (generic, custom) == (3, 0)
+        for _ in range(2):
+            await service.recall(scale_table.user_id, RecallRequest(query="notes", namespace="mid"))
+        generic, custom = await _plan_counts(db)
+        assert (generic, custom) == (3, 2)
+    finally:
+        await db.close()
+
+
+@pytest.mark.parametrize("namespace", ["big", "mid"])
+async def test_the_generic_plan_recalls_what_re_planning_recalls(
+    scale_table: ScaleTable, scale_db: Database, embedder: LocalEmbedder, namespace: str
+) -> None:
+    answers = []
+    for generic_plan in (True, False):
+        service = RecallService(
+            scale_db, embedder, RecallSettings(generic_plan=generic_plan), MemorySettings()
+        )
+        response = await service.recall(
+            scale_table.user_id,
+            RecallRequest(query=f"{WORDS[5]} {WORDS[70]} notes", namespace=namespace, limit=30, explain=True),
+        )
+        answers.append([(h.id, h.explain) for h in response.results])
+    assert answers[0] == answers[1]
+    assert len(answers[0]) == 30

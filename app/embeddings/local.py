@@ -93,7 +93,12 @@ class LocalEmbedder:
         settings = self._settings
         try:
             return OnnxEncoder(
-                model, path, settings.onnx_cache_dir, settings.onnx_threads, quantize=settings.local_quantize
+                model,
+                path,
+                settings.onnx_cache_dir,
+                settings.onnx_threads,
+                quantize=settings.local_quantize,
+                quantize_queries=settings.local_quantize_queries,
             )
         except Exception:
             if settings.local_quantize:  # torch would write vectors of another model under its id
@@ -113,12 +118,12 @@ class LocalEmbedder:
         self._model = None
         self._onnx = None
 
-    def _encode(self, texts: list[str]) -> list[Vector]:
+    def _encode(self, texts: list[str], query: bool = False) -> list[Vector]:
         if self._model is None:
             raise EmbeddingError("local embedder is not loaded")
         try:
             if self._onnx is not None:
-                matrix = self._onnx.encode(texts)
+                matrix = self._onnx.encode(texts, query=query)
             else:
                 matrix = self._model.encode(
                     texts,
@@ -137,7 +142,7 @@ class LocalEmbedder:
         return await anyio.to_thread.run_sync(self._encode, list(texts), limiter=self._limiter)
 
     async def _encode_query(self, text: str) -> Vector:
-        (vector,) = await anyio.to_thread.run_sync(self._encode, [text], limiter=self._limiter)
+        (vector,) = await anyio.to_thread.run_sync(self._encode, [text], True, limiter=self._limiter)
         return vector
 
     async def embed_query(self, text: str) -> Vector:

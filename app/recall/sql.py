@@ -44,20 +44,24 @@ RECALL_PARAMS: tuple[str, ...] = (
     "graph_max_seeds",
     "graph_max_concepts",
     "graph_memories_per_concept",
-    "row_filters",  # boolean: category, tags or created_* filters are set
+    "row_filters",  # boolean: category, tags or created_* filters are set (must be true when any is)
     "common_lexemes",  # text[]: lexemes too common to pick OR-tier candidates (from pg_stats, cached)
 )
 
-# The filter every leg applies, so all legs rank the same population.
+# The filter every leg applies, so all legs rank the same population. The optional row filters sit
+# behind one `row_filters` gate: a cached generic plan cannot fold `$x IS NULL OR ...` away, and five
+# such clauses multiplied made it expect ~5 rows in scope and pick a sequential scan over the HNSW
+# index; behind the gate they count as one clause that holds for about half the rows.
 _IN_SCOPE = """
           m.namespace_id = ANY({namespace_ids}::bigint[])
       AND m.deleted_at IS NULL
       AND (m.is_sensitive = false OR {include_sensitive}::boolean)
-      AND ({category}::text IS NULL OR m.category = {category})
-      AND ({tags}::text[] IS NULL
-           OR CASE WHEN {tags_match_all}::boolean THEN m.tags @> {tags} ELSE m.tags && {tags} END)
-      AND ({created_since}::timestamptz IS NULL OR m.created_at >= {created_since})
-      AND ({created_until}::timestamptz IS NULL OR m.created_at < {created_until})"""
+      AND (NOT {row_filters}::boolean OR (
+               ({category}::text IS NULL OR m.category = {category})
+           AND ({tags}::text[] IS NULL
+                OR CASE WHEN {tags_match_all}::boolean THEN m.tags @> {tags} ELSE m.tags && {tags} END)
+           AND ({created_since}::timestamptz IS NULL OR m.created_at >= {created_since})
+           AND ({created_until}::timestamptz IS NULL OR m.created_at < {created_until})))"""
 
 
 def _matching(tsquery: str) -> str:
@@ -314,7 +318,9 @@ ranked AS (
                AS final_score,
            m.importance, m.created_at
     FROM fused f
-    JOIN memories m ON m.id = f.id
+    -- One primary-key lookup per fused id. OFFSET 0 keeps the subquery a lookup: a cached generic
+    -- plan cannot know how few ids the LIMITed legs yield and would hash the whole table instead.
+    CROSS JOIN LATERAL (SELECT importance, created_at FROM memories WHERE id = f.id OFFSET 0) m
     ORDER BY final_score DESC, f.id
     LIMIT {{limit}}
 )
@@ -322,7 +328,7 @@ SELECT r.id, n.name AS namespace, m.content, m.category, m.tags, m.importance, m
        m.created_at, r.lexical_rank, r.lexical_score, r.dense_rank, r.dense_distance,
        r.graph_rank, r.graph_path, r.fused_score, r.final_score
 FROM ranked r
-JOIN memories m ON m.id = r.id
+CROSS JOIN LATERAL (SELECT * FROM memories WHERE id = r.id OFFSET 0) m
 JOIN namespaces n ON n.id = m.namespace_id
 ORDER BY
     CASE WHEN {{sort}}::text = 'importance' THEN r.importance END DESC NULLS LAST,
