@@ -12,6 +12,7 @@ import shlex
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -320,6 +321,61 @@ def test_the_script_loads_nothing_outside_the_standard_library(home: Path) -> No
     imported = {line.rsplit("|", 1)[-1].strip().split(".")[0] for line in run.stderr.splitlines()}
     assert "app" in imported
     assert not imported & {"litestar", "pydantic", "httpx", "asyncpg", "click", "rich", "msgspec", "numpy"}
+    # http.client (which pulls in the email package) and ssl were a third of the start-up
+    assert not imported & {"http", "email", "ssl"}
+
+
+@contextmanager
+def canned_server(answer: bytes) -> Iterator[str]:
+    """Answers one request with exactly `answer` (raw HTTP bytes), then closes the connection."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            request = b""
+            while b"\r\n\r\n" not in request:
+                request += conn.recv(65536)
+            head, _, body = request.partition(b"\r\n\r\n")
+            length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+            while len(body) < length:
+                body += conn.recv(65536)
+            conn.sendall(answer)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        thread.join(5)
+        listener.close()
+
+
+CONTEXT = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "a memory"}}
+
+
+def test_a_chunked_answer_is_read_whole(home: Path) -> None:
+    payload = json.dumps(CONTEXT).encode()
+    chunked = b"".join(b"%x\r\n%s\r\n" % (len(part), part) for part in (payload[:10], payload[10:]))
+    answer = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n"
+    with canned_server(answer + chunked + b"0\r\n\r\n") as url:
+        run = run_hook(home, event("how do we deploy", home), url=url)
+    assert run.returncode == 0 and run.answer() == CONTEXT, run.log
+
+
+def test_an_answer_cut_short_fails_open_and_is_logged(home: Path) -> None:
+    answer = b"HTTP/1.1 200 OK\r\nContent-Length: 500\r\n\r\n" + json.dumps(CONTEXT).encode()
+    with canned_server(answer) as url:
+        run = run_hook(home, event("how do we deploy", home), url=url)
+    assert_silent(run)
+    assert "cut short" in run.log
+
+
+def test_an_answer_that_is_not_http_fails_open_and_is_logged(home: Path) -> None:
+    with canned_server(b"SSH-2.0-OpenSSH_9.6\r\n\r\n") as url:
+        run = run_hook(home, event("how do we deploy", home), url=url)
+    assert_silent(run)
+    assert "not an HTTP answer" in run.log
 
 
 def test_bench_hook_reports_percentiles(memoria: Memoria, tmp_path: Path) -> None:
