@@ -71,20 +71,32 @@ def _row(path: str, mode: str, p50: float, p95: float, concurrency: int = 1) -> 
     return {"path": path, "scope": "big", "concurrency": concurrency, "mode": mode, "p50": p50, "p95": p95}
 
 
-def test_hybrid_over_lexical_ratio_pairs_rows_of_the_same_run() -> None:
+def test_fused_over_lexical_ratios_pair_rows_of_the_same_run() -> None:
     rows = [
         _row("http", "lexical", 4.0, 10.0),
+        _row("http", "lexical+dense", 6.0, 12.0),
         _row("http", "hybrid", 10.0, 15.0),
         _row("sql", "hybrid", 1, 1),
     ]
-    assert hybrid_ratios(rows) == [{"path": "http", "scope": "big", "concurrency": 1, "p50": 2.5, "p95": 1.5}]
+    common = {"path": "http", "scope": "big", "concurrency": 1}
+    assert hybrid_ratios(rows) == [
+        {**common, "mode": "lexical+dense", "p50": 1.5, "p95": 1.2},
+        {**common, "mode": "hybrid", "p50": 2.5, "p95": 1.5},
+    ]
 
 
 def test_targets_are_reported_met_or_missed() -> None:
-    rows = [_row("http", "lexical", 5.0, 9.0), _row("http", "hybrid", 12.0, 40.0)]
+    rows = [
+        _row("http", "lexical", 5.0, 9.0),
+        _row("http", "lexical+dense", 9.0, 25.0),
+        _row("http", "hybrid", 12.0, 40.0),
+    ]
     report = {"latency": rows, "ratios": hybrid_ratios(rows), "hnsw": [{"scope": "big", "recall@10": 0.99}]}
     met = {c["target"]: c["met"] for c in target_checks(report)}
     assert met == {
+        "HTTP lexical+dense p50, c=1, big": True,
+        "HTTP lexical+dense p95, c=1, big": True,
+        "lexical+dense/lexical p50, c=1, big": True,
         "HTTP hybrid p50, c=1, big": True,
         "HTTP hybrid p95, c=1, big": False,
         "hybrid/lexical p50, c=1, big": False,
@@ -159,7 +171,7 @@ def test_a_small_run_prints_every_figure_and_writes_json(tmp_path: Path) -> None
     rows = {(r["path"], r["scope"], r["concurrency"], r["mode"]): r for r in report["latency"]}
     for scope in ("big", "small"):
         for concurrency in (1, 2):
-            for mode in ("lexical", "hybrid"):
+            for mode in ("lexical", "lexical+dense", "hybrid"):
                 assert rows[("http", scope, concurrency, mode)]["n"] == 10
         for mode in ("lexical", "lexical+dense", "hybrid"):
             assert rows[("sql", scope, 1, mode)]["n"] == 10
