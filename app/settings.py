@@ -214,7 +214,7 @@ class RecallSettings(_Section):
     generic_plan: bool = Field(
         default=True,
         description="run the recall statement's cached generic plan instead of re-planning it per call "
-        "(2.5-3 ms); small scopes' exact scans are still planned with their values",
+        "(2.5-3 ms); false plans each call with its values",
     )
     exact_scan_below: int = Field(
         default=8000,

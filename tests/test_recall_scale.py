@@ -42,6 +42,7 @@ SCOPES = {"tiny": 60, "small": 200, "mid": 1_740}  # the rest of TOTAL goes to "
 RARE_TAG_ROWS = 40  # rows of "big" tagged "rare"
 HNSW_INDEX = "memories_embedding_hnsw_idx"
 GIN_INDEX = "memories_search_idx"
+NAMESPACE_INDEX = "memories_ns_created_idx"
 WORDS = [f"{a}{b}" for a in ("kel", "mor", "tav", "rin", "sol", "dun", "pel", "vor") for b in range(60)]
 
 
@@ -242,6 +243,9 @@ async def test_the_cached_generic_plan_uses_hnsw_for_dense_and_gin_for_lexical(
     parts = plan_summary(json.loads(raw)[0])["parts"]
     assert HNSW_INDEX in parts["CTE dense_ann"]["indexes"], parts
     assert GIN_INDEX in parts["CTE lexical_strict"]["indexes"], parts
+    # the exact scan reads its namespaces through their index, never the whole table
+    assert parts["CTE dense_exact"]["indexes"] == [NAMESPACE_INDEX], parts
+    assert "Seq Scan" not in parts["CTE dense_exact"]["nodes"], parts
 
 
 async def _plan_counts(db: Database) -> tuple[int, int]:
@@ -254,21 +258,16 @@ async def _plan_counts(db: Database) -> tuple[int, int]:
     return row["generic_plans"], row["custom_plans"]
 
 
-async def test_big_scopes_reuse_the_generic_plan_and_small_scopes_are_planned_with_their_values(
+async def test_every_scope_reuses_the_connections_generic_plan(
     scale_table: ScaleTable, embedder: LocalEmbedder
 ) -> None:
     settings = DatabaseSettings(url=scale_table.url, pool_min_size=1, pool_max_size=1)
     db = await create_database(scale_table.url, settings)
     service = _service(db, embedder)
     try:
-        for _ in range(3):
-            await service.recall(scale_table.user_id, RecallRequest(query="notes", namespace="big"))
-        generic, custom = await _plan_counts(db)
-        assert (generic, custom) == (3, 0)
-        for _ in range(2):
-            await service.recall(scale_table.user_id, RecallRequest(query="notes", namespace="mid"))
-        generic, custom = await _plan_counts(db)
-        assert (generic, custom) == (3, 2)
+        for namespace in ("big", "mid", "tiny", "big"):  # HNSW, exact, exact, HNSW
+            await service.recall(scale_table.user_id, RecallRequest(query="notes", namespace=namespace))
+        assert await _plan_counts(db) == (4, 0)
     finally:
         await db.close()
 

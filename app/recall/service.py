@@ -69,8 +69,8 @@ def set_local_sql(settings: RecallSettings) -> str:
     SET LOCAL (not SET) keeps them inside the transaction, so a transaction-mode pooler never
     hands them to another client. Parallel workers are off: launching them cost ~10 ms per recall
     even when the parallel branch never ran (EXPLAIN on 100k memories). The recall statement runs
-    its connection's generic plan: re-planning it per call cost 2.5-3 ms, and its plan depends on no
-    parameter value except on the exact-scan path (see CUSTOM_PLAN_SQL).
+    its connection's generic plan: re-planning it per call cost 2.5-3 ms, and the statement is
+    written so that no leg's plan depends on the parameters' values (see the CTE comments).
     """
     plan_mode = "force_generic_plan" if settings.generic_plan else "auto"
     return (
@@ -81,12 +81,6 @@ def set_local_sql(settings: RecallSettings) -> str:
         f"SET LOCAL statement_timeout = {int(settings.statement_timeout_ms)}; "
         f"SET LOCAL plan_cache_mode = {plan_mode}"
     )
-
-
-# A small scope's exact scan must read its namespaces through their index; a generic plan cannot
-# know how few rows `namespace_id = ANY($1)` selects and scans every namespace (13 -> 66 ms on a
-# 1.9k-memory scope of a 100k table), so that path is planned with its values.
-CUSTOM_PLAN_SQL = "SET LOCAL plan_cache_mode = force_custom_plan"
 
 
 class ScopeSizes:
@@ -192,8 +186,6 @@ class RecallService:
                         raise NotFound(f"namespace {missing[0]!r} not found")
                 namespace_ids = [r["id"] for r in scope]
                 exact_first = await self._scope_sizes.is_small(conn, namespace_ids)
-                if exact_first and weights["dense"] > 0 and self._settings.generic_plan:
-                    await conn.execute(CUSTOM_PLAN_SQL)
                 common_lexemes = await self._common_lexemes.get(conn)
                 query_vec, embed_error = await embedding
                 plan = self._plan(weights, query_vec, embed_error)

@@ -181,17 +181,26 @@ dense_ann AS (
     LIMIT {{leg_depth}}
 ),
 -- Exact scan of the scope: for small scopes, or when the index scan came back short although the
--- scope may hold more (selective filters). `+ 0` keeps this ORDER BY off the HNSW index.
+-- scope may hold more (selective filters, or a scope that is a sliver of a big table). `+ 0` keeps
+-- this ORDER BY off the HNSW index. Each namespace is its own lookup (OFFSET 0 keeps it one): a
+-- cached generic plan cannot know how few rows `namespace_id = ANY(...)` selects and scanned the
+-- whole table; per namespace it plans by the number of namespaces, as a table with many has.
 dense_exact AS (
-    SELECT m.id, m.embedding <=> {{query_vec}}::halfvec AS distance
-    FROM memories m
+    SELECT m.id, m.distance
+    FROM unnest({{namespace_ids}}::bigint[]) AS scope (namespace_id)
+    CROSS JOIN LATERAL (
+        SELECT m.id, m.embedding <=> {{query_vec}}::halfvec AS distance
+        FROM memories m
+        WHERE m.namespace_id = scope.namespace_id
+          AND m.embedding IS NOT NULL
+          AND m.embedding_model = {{embedding_model}}::text
+          AND {_IN_SCOPE}
+        OFFSET 0
+    ) m
     WHERE ({{dense_exact_first}}::boolean OR (SELECT count(*) FROM dense_ann) < {{leg_depth}})
       AND {{w_dense}}::float8 > 0
       AND {{query_vec}}::halfvec IS NOT NULL
-      AND m.embedding IS NOT NULL
-      AND m.embedding_model = {{embedding_model}}::text
-      AND {_IN_SCOPE}
-    ORDER BY (m.embedding <=> {{query_vec}}::halfvec) + 0
+    ORDER BY m.distance + 0
     LIMIT {{leg_depth}}
 ),
 dense AS (
