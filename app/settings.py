@@ -220,7 +220,7 @@ class RecallSettings(_Section):
         default=8000,
         ge=0,
         description="scopes with fewer memories use an exact scan instead of the HNSW index (faster "
-        "there, and never short); 0 always uses the index",
+        "there, and never short), and read lexical matches through their namespaces' index; 0: never",
     )
     scope_size_ttl_s: float = Field(default=60.0, ge=0, description="how long a scope's row count is cached")
     common_lexeme_fraction: float = Field(

@@ -246,6 +246,9 @@ async def test_the_cached_generic_plan_uses_hnsw_for_dense_and_gin_for_lexical(
     # the exact scan reads its namespaces through their index, never the whole table
     assert parts["CTE dense_exact"]["indexes"] == [NAMESPACE_INDEX], parts
     assert "Seq Scan" not in parts["CTE dense_exact"]["nodes"], parts
+    # small scopes intersect the text index with their namespaces' index
+    assert "BitmapAnd" in parts["CTE lexical_strict"]["nodes"], parts
+    assert {GIN_INDEX, NAMESPACE_INDEX} <= set(parts["CTE lexical_strict"]["indexes"]), parts
 
 
 async def _plan_counts(db: Database) -> tuple[int, int]:

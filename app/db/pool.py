@@ -31,6 +31,11 @@ class PooledConnection(asyncpg.Connection):  # type: ignore[misc]  # asyncpg shi
         return ""
 
 
+# asyncpg leaves statements longer than 15 KiB out of its cache by default, and the recall
+# statement is longer: uncached, it is parsed and planned again on every call (~5 ms).
+MAX_CACHEABLE_STATEMENT_BYTES = 128 * 1024
+
+
 async def _open_pool(url: str, settings: DatabaseSettings) -> asyncpg.Pool:
     return await asyncpg.create_pool(
         connection_class=PooledConnection,
@@ -38,6 +43,7 @@ async def _open_pool(url: str, settings: DatabaseSettings) -> asyncpg.Pool:
         min_size=settings.pool_min_size,
         max_size=settings.pool_max_size,
         statement_cache_size=settings.statement_cache_size,
+        max_cacheable_statement_size=MAX_CACHEABLE_STATEMENT_BYTES,
         command_timeout=settings.command_timeout_s,
         init=_init_connection,
     )

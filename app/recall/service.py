@@ -185,13 +185,13 @@ class RecallService:
                     if missing:
                         raise NotFound(f"namespace {missing[0]!r} not found")
                 namespace_ids = [r["id"] for r in scope]
-                exact_first = await self._scope_sizes.is_small(conn, namespace_ids)
+                small_scope = await self._scope_sizes.is_small(conn, namespace_ids)
                 common_lexemes = await self._common_lexemes.get(conn)
                 query_vec, embed_error = await embedding
                 plan = self._plan(weights, query_vec, embed_error)
                 params = self._params(request, tags, query_vec, plan)
                 params["namespace_ids"] = namespace_ids
-                params["dense_exact_first"] = exact_first
+                params["small_scope"] = small_scope
                 params["common_lexemes"] = common_lexemes
                 rows = await conn.fetch(RECALL_STATEMENT, *(params[name] for name in RECALL_PARAMS))
         finally:

@@ -40,7 +40,7 @@ RECALL_PARAMS: tuple[str, ...] = (
     "graph_hub_min_doc_freq",
     "graph_seed_neighbors",
     "graph_seed_min_similarity",
-    "dense_exact_first",  # boolean: the scope is small, scan it exactly instead of using HNSW
+    "small_scope",  # boolean: scan the scope exactly (dense) and through its namespace index (lexical)
     "graph_max_seeds",
     "graph_max_concepts",
     "graph_memories_per_concept",
@@ -65,13 +65,33 @@ _IN_SCOPE = """
 
 
 def _matching(tsquery: str) -> str:
-    """At most `lexical_cap` in-scope memories matching `tsquery` (a column of `lexical_query q`)."""
+    """At most `lexical_cap` in-scope memories matching `tsquery` (a column of `lexical_query q`).
+
+    A big scope reads the text index alone: most of what it matches is in scope. A small scope
+    intersects it with each namespace's index lookup (OFFSET 0 keeps the lookups apart): a query of
+    common words matches thousands of rows across the table, and reading them all to keep a small
+    scope's few cost 15-17 ms, while the intersection costs 10 ms on a 50k-memory scope.
+    """
     return f"""
-             SELECT m.id, m.search_vector
-             FROM memories m
-             WHERE m.search_vector @@ q.{tsquery}
-               AND {_IN_SCOPE}
-             LIMIT {{lexical_cap}}
+             (SELECT m.id, m.search_vector
+              FROM memories m
+              WHERE NOT {{small_scope}}::boolean
+                AND m.search_vector @@ q.{tsquery}
+                AND {_IN_SCOPE}
+              LIMIT {{lexical_cap}})
+             UNION ALL
+             (SELECT m.id, m.search_vector
+              FROM unnest({{namespace_ids}}::bigint[]) AS scope (namespace_id)
+              CROSS JOIN LATERAL (
+                  SELECT m.id, m.search_vector
+                  FROM memories m
+                  WHERE m.namespace_id = scope.namespace_id
+                    AND m.search_vector @@ q.{tsquery}
+                    AND {_IN_SCOPE}
+                  OFFSET 0
+              ) m
+              WHERE {{small_scope}}::boolean
+              LIMIT {{lexical_cap}})
          """
 
 
@@ -172,7 +192,7 @@ dense_ann AS (
     SELECT m.id, m.embedding <=> {{query_vec}}::halfvec AS distance
     FROM memories m
     WHERE {{w_dense}}::float8 > 0
-      AND NOT {{dense_exact_first}}::boolean
+      AND NOT {{small_scope}}::boolean
       AND {{query_vec}}::halfvec IS NOT NULL
       AND m.embedding IS NOT NULL
       AND m.embedding_model = {{embedding_model}}::text
@@ -197,7 +217,7 @@ dense_exact AS (
           AND {_IN_SCOPE}
         OFFSET 0
     ) m
-    WHERE ({{dense_exact_first}}::boolean OR (SELECT count(*) FROM dense_ann) < {{leg_depth}})
+    WHERE ({{small_scope}}::boolean OR (SELECT count(*) FROM dense_ann) < {{leg_depth}})
       AND {{w_dense}}::float8 > 0
       AND {{query_vec}}::halfvec IS NOT NULL
     ORDER BY m.distance + 0
