@@ -23,6 +23,7 @@ from app.bench.latency import (
     _blocks,
     _body,
     _memory_in,
+    _paired_blocks,
     hybrid_ratios,
     live_counts,
     load_corpus,
@@ -65,6 +66,17 @@ def test_modes_alternate_in_blocks_over_the_same_texts() -> None:
 def test_lexical_requests_switch_every_other_leg_off() -> None:
     assert _body("q", "ns", "lexical")["weights"] == {"dense": 0.0, "graph": 0.0}
     assert "weights" not in _body("q", "ns", "hybrid")
+
+
+def test_http_blocks_never_repeat_a_text_that_embeds_and_pair_each_with_lexical() -> None:
+    texts_of = {"lexical+dense": [f"a{i}" for i in range(120)], "hybrid": [f"b{i}" for i in range(120)]}
+    blocks = list(_paired_blocks(texts_of, size=50))
+    embedded = [t for mode, texts in blocks if mode != "lexical" for t in texts]
+    assert sorted(embedded) == sorted(texts_of["lexical+dense"] + texts_of["hybrid"])  # each once
+    lexical = [t for mode, texts in blocks if mode == "lexical" for t in texts]
+    assert sorted(lexical) == sorted(embedded)
+    for (first, texts), (second, same) in zip(blocks[::2], blocks[1::2], strict=True):
+        assert first == "lexical" and second != "lexical" and texts == same
 
 
 def _row(path: str, mode: str, p50: float, p95: float, concurrency: int = 1) -> dict[str, Any]:
@@ -171,7 +183,8 @@ def test_a_small_run_prints_every_figure_and_writes_json(tmp_path: Path) -> None
     rows = {(r["path"], r["scope"], r["concurrency"], r["mode"]): r for r in report["latency"]}
     for scope in ("big", "small"):
         for concurrency in (1, 2):
-            for mode in ("lexical", "lexical+dense", "hybrid"):
+            assert rows[("http", scope, concurrency, "lexical")]["n"] == 20  # beside each fused mode
+            for mode in ("lexical+dense", "hybrid"):
                 assert rows[("http", scope, concurrency, mode)]["n"] == 10
         for mode in ("lexical", "lexical+dense", "hybrid"):
             assert rows[("sql", scope, 1, mode)]["n"] == 10

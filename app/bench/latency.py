@@ -11,9 +11,10 @@ measured three ways, because each answers a different question:
 
 The modes alternate over the same query texts (the statements text by text, HTTP requests in
 blocks), so a background load that comes and goes (the machine may be shared) hits all alike and
-the hybrid/lexical ratio and the per-leg differences stay fair. No hybrid request repeats a text
-an earlier one used: the local embedder caches query vectors, and a cache hit would hide the
-model's cost.
+the fused/lexical ratios and the per-leg differences stay fair. No request that embeds its query
+repeats a text an earlier one used: the server caches query vectors, and a cache hit would hide
+the model's cost. So over HTTP each fused mode has texts of its own, and lexical-only runs the
+texts of every fused mode, block for block beside it.
 """
 
 from __future__ import annotations
@@ -257,6 +258,18 @@ def _blocks(
             yield mode, list(queries[start : start + size])
 
 
+def _paired_blocks(texts_of: dict[str, Sequence[str]], size: int = BLOCK) -> Iterator[tuple[str, list[str]]]:
+    """(mode, texts) blocks: each fused mode's texts in blocks, each block first lexical-only, then
+    fused; lexical therefore runs every fused mode's texts, and no embedding text repeats."""
+    longest = max(len(texts) for texts in texts_of.values())
+    for start in range(0, longest, size):
+        for mode, texts in texts_of.items():
+            block = list(texts[start : start + size])
+            if block:
+                yield "lexical", block
+                yield mode, block
+
+
 def _embeds(mode: str) -> bool:
     weights = MODES[mode]
     return weights is None or weights.dense != 0 or weights.graph != 0
@@ -435,17 +448,23 @@ async def _drive(
     return samples, time.perf_counter() - began
 
 
+FUSED_MODES = tuple(mode for mode in MODES if mode != "lexical")
+
+
 async def http_latency(
     base: str, key: str, scope: Scope, concurrency: int, queries: Sequence[str]
 ) -> dict[str, dict[str, float]]:
+    """`queries` holds WARMUP + requests texts for each fused mode, split between them in order."""
+    per_mode = len(queries) // len(FUSED_MODES)
+    texts_of = {mode: queries[i * per_mode : (i + 1) * per_mode] for i, mode in enumerate(FUSED_MODES)}
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     headers = {"Authorization": f"Bearer {key}"}
     async with httpx.AsyncClient(base_url=base, headers=headers, limits=limits, timeout=30.0) as client:
-        for mode in HTTP_MODES:
-            await _drive(client, [_body(t, scope.namespace, mode) for t in queries[:WARMUP]], concurrency)
+        for mode, texts in _paired_blocks({m: t[:WARMUP] for m, t in texts_of.items()}, size=WARMUP):
+            await _drive(client, [_body(t, scope.namespace, mode) for t in texts], concurrency)
         samples: dict[str, list[float]] = {mode: [] for mode in HTTP_MODES}
         wall: dict[str, float] = dict.fromkeys(HTTP_MODES, 0.0)
-        for mode, texts in _blocks(queries[WARMUP:], HTTP_MODES):
+        for mode, texts in _paired_blocks({m: t[WARMUP:] for m, t in texts_of.items()}):
             values, seconds = await _drive(
                 client, [_body(t, scope.namespace, mode) for t in texts], concurrency
             )
@@ -622,7 +641,8 @@ async def bench_latency(
         report["corpus"]["namespaces"] = await live_counts(db.write, user_id)
         report["corpus"]["table_rows"] = await db.write.fetchval("SELECT count(*) FROM memories")
         scopes = await resolve_scopes(db.write, user_id, options.namespaces)
-        per_scope = (WARMUP + options.requests) * (1 + len(options.concurrency)) + options.hnsw_queries
+        http_texts = (WARMUP + options.requests) * len(FUSED_MODES)
+        per_scope = WARMUP + options.requests + http_texts * len(options.concurrency) + options.hnsw_queries
         feed = QueryFeed(make_queries(pool_of, per_scope * len(scopes)))
         rows: list[dict[str, Any]] = []
         explains: dict[str, Any] = {}
@@ -653,7 +673,7 @@ async def bench_latency(
             for scope in scopes:
                 for concurrency in options.concurrency:
                     console.print(f"{scope.label} scope: HTTP at concurrency {concurrency}")
-                    texts = feed.take(WARMUP + options.requests)
+                    texts = feed.take(http_texts)
                     for mode, stats in (await http_latency(base, key, scope, concurrency, texts)).items():
                         rows.append(
                             {
