@@ -3,7 +3,8 @@
 A recall embeds one short query on the hot path. Eager PyTorch spends most of that time outside
 the arithmetic; ONNX Runtime ran the same MiniLM about 3x faster on this project's 2-core machine
 (`memoria bench latency` reports the embedding figure). Only the transformer is exported; the
-model's own pooling and normalisation modules run unchanged on its output, so the vectors match
+model's own pooling and normalisation modules run unchanged on its output (the usual mean pooling
+is done in numpy, the same arithmetic without PyTorch's per-call overhead), so the vectors match
 the PyTorch ones (cosine > 0.99999, pinned by a test) and stored embeddings stay comparable.
 
 The export happens once per model and is cached on disk under a key of the model's files and the
@@ -113,7 +114,7 @@ class OnnxEncoder:
         self._tokenizer = model.tokenizer
         self._max_length = model.max_seq_length
         self._input_names = list(self._tokenizer.model_input_names)
-        self._rest = list(model)[1:]  # pooling, normalisation, ...: they run in PyTorch, unchanged
+        self._rest = list(model)[1:]  # pooling, normalisation, ...: run on the transformer's output
         self._mean_pooled = _is_mean_pooled_and_normalised(self._rest)
         path = cache_dir / f"{_cache_key(model_path, torch.__version__)}.onnx"
         if not path.exists():

@@ -84,8 +84,9 @@ def set_local_sql(settings: RecallSettings) -> str:
 
 
 class ScopeSizes:
-    """Live-memory counts per namespace, cached briefly: they pick exact vs HNSW dense search, where
-    a count that is a minute old is as good as a fresh one and counting 50k rows is not free."""
+    """Live-memory counts per namespace, cached briefly: they pick exact vs HNSW dense search and how
+    the lexical leg reads its matches, where a count that is a minute old is as good as a fresh one
+    and counting 50k rows is not free."""
 
     def __init__(self, threshold: int, ttl_s: float) -> None:
         self._threshold = threshold
