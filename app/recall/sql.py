@@ -64,13 +64,28 @@ _IN_SCOPE = """
            AND ({created_until}::timestamptz IS NULL OR m.created_at < {created_until})))"""
 
 
+def _each_namespace(columns: str, condition: str) -> str:
+    """`FROM` items yielding `m`: the in-scope memories meeting `condition`, read through one index
+    lookup per namespace. OFFSET 0 keeps each lookup apart: merged into one `namespace_id = ANY(...)`
+    scan, a cached generic plan cannot know how few rows that selects and reads the whole table."""
+    return f"""unnest({{namespace_ids}}::bigint[]) AS scope (namespace_id)
+              CROSS JOIN LATERAL (
+                  SELECT {columns}
+                  FROM memories m
+                  WHERE m.namespace_id = scope.namespace_id
+                    AND {condition}
+                    AND {_IN_SCOPE}
+                  OFFSET 0
+              ) m"""
+
+
 def _matching(tsquery: str) -> str:
     """At most `lexical_cap` in-scope memories matching `tsquery` (a column of `lexical_query q`).
 
     A big scope reads the text index alone: most of what it matches is in scope. A small scope
-    intersects it with each namespace's index lookup (OFFSET 0 keeps the lookups apart): a query of
-    common words matches thousands of rows across the table, and reading them all to keep a small
-    scope's few cost 15-17 ms, while the intersection costs 10 ms on a 50k-memory scope.
+    intersects it with each namespace's index: a query of common words matches thousands of rows
+    across the table, and reading them all to keep a small scope's few cost 15-17 ms, while the
+    intersection costs 10 ms on a 50k-memory scope.
     """
     return f"""
              (SELECT m.id, m.search_vector
@@ -81,15 +96,7 @@ def _matching(tsquery: str) -> str:
               LIMIT {{lexical_cap}})
              UNION ALL
              (SELECT m.id, m.search_vector
-              FROM unnest({{namespace_ids}}::bigint[]) AS scope (namespace_id)
-              CROSS JOIN LATERAL (
-                  SELECT m.id, m.search_vector
-                  FROM memories m
-                  WHERE m.namespace_id = scope.namespace_id
-                    AND m.search_vector @@ q.{tsquery}
-                    AND {_IN_SCOPE}
-                  OFFSET 0
-              ) m
+              FROM {_each_namespace("m.id, m.search_vector", f"m.search_vector @@ q.{tsquery}")}
               WHERE {{small_scope}}::boolean
               LIMIT {{lexical_cap}})
          """
@@ -117,6 +124,12 @@ def _neighbours(frontier: str) -> str:
         LIMIT {{graph_fanout}}
     """
 
+
+# The exact dense scan's rows: embedded by the query's model, with their distance to the query.
+_EMBEDDED_IN_SCOPE = _each_namespace(
+    "m.id, m.embedding <=> {query_vec}::halfvec AS distance",
+    "m.embedding IS NOT NULL AND m.embedding_model = {embedding_model}::text",
+)
 
 RECALL_SQL = f"""
 WITH
@@ -202,21 +215,10 @@ dense_ann AS (
 ),
 -- Exact scan of the scope: for small scopes, or when the index scan came back short although the
 -- scope may hold more (selective filters, or a scope that is a sliver of a big table). `+ 0` keeps
--- this ORDER BY off the HNSW index. Each namespace is its own lookup (OFFSET 0 keeps it one): a
--- cached generic plan cannot know how few rows `namespace_id = ANY(...)` selects and scanned the
--- whole table; per namespace it plans by the number of namespaces, as a table with many has.
+-- this ORDER BY off the HNSW index.
 dense_exact AS (
     SELECT m.id, m.distance
-    FROM unnest({{namespace_ids}}::bigint[]) AS scope (namespace_id)
-    CROSS JOIN LATERAL (
-        SELECT m.id, m.embedding <=> {{query_vec}}::halfvec AS distance
-        FROM memories m
-        WHERE m.namespace_id = scope.namespace_id
-          AND m.embedding IS NOT NULL
-          AND m.embedding_model = {{embedding_model}}::text
-          AND {_IN_SCOPE}
-        OFFSET 0
-    ) m
+    FROM {_EMBEDDED_IN_SCOPE}
     WHERE ({{small_scope}}::boolean OR (SELECT count(*) FROM dense_ann) < {{leg_depth}})
       AND {{w_dense}}::float8 > 0
       AND {{query_vec}}::halfvec IS NOT NULL
