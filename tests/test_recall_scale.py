@@ -291,3 +291,52 @@ async def test_the_generic_plan_recalls_what_re_planning_recalls(
         answers.append([(h.id, h.explain) for h in response.results])
     assert answers[0] == answers[1]
     assert len(answers[0]) == 30
+
+
+def _memory_rows_read(node: dict[str, Any]) -> float:
+    """Rows the plan fetched from `memories` (kept or filtered out), over every node."""
+    own = 0.0
+    if node.get("Relation Name") == "memories":
+        loops = node.get("Actual Loops", 1)
+        own = (node.get("Actual Rows", 0) + node.get("Rows Removed by Filter", 0)) * loops
+    return own + sum(_memory_rows_read(child) for child in node.get("Plans", []))
+
+
+async def test_a_user_without_namespaces_recalls_nothing_and_reads_no_memories(
+    scale_table: ScaleTable, embedder: LocalEmbedder
+) -> None:
+    settings = DatabaseSettings(url=scale_table.url, pool_min_size=1, pool_max_size=1)
+    db = await create_database(scale_table.url, settings)
+    timer = StatementTimer()
+    try:
+        async with db.write.acquire() as conn:
+            newcomer = await create_user(conn, f"newcomer-{uuid.uuid4().hex[:8]}")
+            conn.add_query_logger(timer)
+        # "note" is in every row: a plan that filters by namespace after the text index reads them all
+        response = await _service(db, embedder).recall(newcomer, RecallRequest(query="note scale"))
+        await asyncio.sleep(0)
+        (_, args), *_ = timer.records
+        async with db.read.acquire() as conn, conn.transaction(readonly=True):
+            raw = await _explain_generic(conn, args)
+    finally:
+        await db.close()
+    assert response.results == []
+    assert _memory_rows_read(json.loads(raw)[0]["Plan"]) == 0
+
+
+async def _explain_generic(conn: asyncpg.Connection, args: tuple[Any, ...]) -> str:
+    """EXPLAIN ANALYZE of the generic plan recall runs (EXPLAIN with bound values plans for them)."""
+    await conn.execute(set_local_sql(RecallSettings(generic_plan=True)))
+    await conn.execute(f"PREPARE recall_generic AS {RECALL_STATEMENT}")
+    types = await conn.fetchval(
+        "SELECT parameter_types::text[] FROM pg_prepared_statements WHERE name = 'recall_generic'"
+    )
+    literals = [
+        f"{await conn.fetchval(f'SELECT quote_nullable($1::{kind}::text)', value)}::{kind}"
+        for value, kind in zip(args, types, strict=True)
+    ]
+    raw: str = await conn.fetchval(
+        f"EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE recall_generic({', '.join(literals)})"
+    )
+    await conn.execute("DEALLOCATE recall_generic")
+    return raw

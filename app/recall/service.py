@@ -94,7 +94,9 @@ class ScopeSizes:
         self._counts: dict[int, tuple[float, int]] = {}
 
     async def is_small(self, conn: asyncpg.Connection, namespace_ids: list[int]) -> bool:
-        if self._threshold <= 0 or not namespace_ids:
+        if not namespace_ids:
+            return True  # nothing to read: the big-scope path would read every text match to learn it
+        if self._threshold <= 0:
             return False
         now = time.monotonic()
         stale = [n for n in namespace_ids if now - self._counts.get(n, (-math.inf, 0))[0] > self._ttl_s]
