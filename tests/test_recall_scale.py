@@ -130,6 +130,15 @@ async def scale_db(scale_table: ScaleTable) -> AsyncIterator[Database]:
     await db.close()
 
 
+@pytest.fixture
+async def one_connection_db(scale_table: ScaleTable) -> AsyncIterator[Database]:
+    """A pool of one connection: query loggers and prepared statements all live on it."""
+    settings = DatabaseSettings(url=scale_table.url, pool_min_size=1, pool_max_size=1)
+    db = await create_database(scale_table.url, settings)
+    yield db
+    await db.close()
+
+
 DENSE_ONLY = LegWeights(lexical=0, graph=0)
 
 
@@ -200,26 +209,20 @@ async def test_hybrid_recall_across_all_scopes_fills_the_limit(
 
 
 async def test_big_scope_recall_plan_uses_hnsw_for_dense_and_gin_for_lexical(
-    scale_table: ScaleTable, embedder: LocalEmbedder
+    scale_table: ScaleTable, one_connection_db: Database, embedder: LocalEmbedder
 ) -> None:
-    settings = DatabaseSettings(url=scale_table.url, pool_min_size=1, pool_max_size=1)
-    db = await create_database(scale_table.url, settings)
-    timer = StatementTimer()
-    recall = RecallSettings()
-    try:
-        async with db.read.acquire() as conn:
-            conn.add_query_logger(timer)
-        # the real service builds the arguments; the logger hands them over for EXPLAIN
-        await RecallService(db, embedder, recall, MemorySettings()).recall(
-            scale_table.user_id, RecallRequest(query=f"{WORDS[3]} notes", namespace="big")
-        )
-        await asyncio.sleep(0)
-        (_, args), *_ = timer.records
-        async with db.read.acquire() as conn, conn.transaction(readonly=True):
-            await conn.execute(set_local_sql(recall))
-            raw = await conn.fetchval(f"EXPLAIN (FORMAT JSON) {RECALL_STATEMENT}", *args)
-    finally:
-        await db.close()
+    db, timer, recall = one_connection_db, StatementTimer(), RecallSettings()
+    async with db.read.acquire() as conn:
+        conn.add_query_logger(timer)
+    # the real service builds the arguments; the logger hands them over for EXPLAIN
+    await RecallService(db, embedder, recall, MemorySettings()).recall(
+        scale_table.user_id, RecallRequest(query=f"{WORDS[3]} notes", namespace="big")
+    )
+    await asyncio.sleep(0)
+    (_, args), *_ = timer.records
+    async with db.read.acquire() as conn, conn.transaction(readonly=True):
+        await conn.execute(set_local_sql(recall))
+        raw = await conn.fetchval(f"EXPLAIN (FORMAT JSON) {RECALL_STATEMENT}", *args)
     parts = plan_summary(json.loads(raw)[0])["parts"]
     assert HNSW_INDEX in parts["CTE dense_ann"]["indexes"], parts
     assert GIN_INDEX in parts["CTE lexical_strict"]["indexes"], parts
@@ -262,17 +265,12 @@ async def _plan_counts(db: Database) -> tuple[int, int]:
 
 
 async def test_every_scope_reuses_the_connections_generic_plan(
-    scale_table: ScaleTable, embedder: LocalEmbedder
+    scale_table: ScaleTable, one_connection_db: Database, embedder: LocalEmbedder
 ) -> None:
-    settings = DatabaseSettings(url=scale_table.url, pool_min_size=1, pool_max_size=1)
-    db = await create_database(scale_table.url, settings)
-    service = _service(db, embedder)
-    try:
-        for namespace in ("big", "mid", "tiny", "big"):  # HNSW, exact, exact, HNSW
-            await service.recall(scale_table.user_id, RecallRequest(query="notes", namespace=namespace))
-        assert await _plan_counts(db) == (4, 0)
-    finally:
-        await db.close()
+    service = _service(one_connection_db, embedder)
+    for namespace in ("big", "mid", "tiny", "big"):  # HNSW, exact, exact, HNSW
+        await service.recall(scale_table.user_id, RecallRequest(query="notes", namespace=namespace))
+    assert await _plan_counts(one_connection_db) == (4, 0)
 
 
 @pytest.mark.parametrize("namespace", ["big", "mid"])
@@ -303,23 +301,18 @@ def _memory_rows_read(node: dict[str, Any]) -> float:
 
 
 async def test_a_user_without_namespaces_recalls_nothing_and_reads_no_memories(
-    scale_table: ScaleTable, embedder: LocalEmbedder
+    one_connection_db: Database, embedder: LocalEmbedder
 ) -> None:
-    settings = DatabaseSettings(url=scale_table.url, pool_min_size=1, pool_max_size=1)
-    db = await create_database(scale_table.url, settings)
-    timer = StatementTimer()
-    try:
-        async with db.write.acquire() as conn:
-            newcomer = await create_user(conn, f"newcomer-{uuid.uuid4().hex[:8]}")
-            conn.add_query_logger(timer)
-        # "note" is in every row: a plan that filters by namespace after the text index reads them all
-        response = await _service(db, embedder).recall(newcomer, RecallRequest(query="note scale"))
-        await asyncio.sleep(0)
-        (_, args), *_ = timer.records
-        async with db.read.acquire() as conn, conn.transaction(readonly=True):
-            raw = await _explain_generic(conn, args)
-    finally:
-        await db.close()
+    db, timer = one_connection_db, StatementTimer()
+    async with db.write.acquire() as conn:
+        newcomer = await create_user(conn, f"newcomer-{uuid.uuid4().hex[:8]}")
+        conn.add_query_logger(timer)
+    # "note" is in every row: a plan that filters by namespace after the text index reads them all
+    response = await _service(db, embedder).recall(newcomer, RecallRequest(query="note scale"))
+    await asyncio.sleep(0)
+    (_, args), *_ = timer.records
+    async with db.read.acquire() as conn, conn.transaction(readonly=True):
+        raw = await _explain_generic(conn, args)
     assert response.results == []
     assert _memory_rows_read(json.loads(raw)[0]["Plan"]) == 0
 
