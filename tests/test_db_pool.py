@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 import asyncpg
 import pytest
 
-from app.db import create_database, read_only_transaction
+from app.db import create_database, read_only_transaction, transaction_with
 from app.settings import DatabaseSettings
 
 
@@ -59,5 +59,26 @@ async def test_read_only_transaction_rolls_back_when_its_block_fails(conn: async
     with pytest.raises(asyncpg.ReadOnlySQLTransactionError):
         async with read_only_transaction(conn, "SET LOCAL statement_timeout = 1234"):
             await conn.execute("INSERT INTO users (name) VALUES ('read-only')")
+    assert not conn.is_in_transaction()
+    assert await conn.fetchval("SELECT count(*) FROM users") == 0
+
+
+async def test_write_transaction_commits_with_its_settings_inside_it_only(conn: asyncpg.Connection) -> None:
+    async with transaction_with(conn, "SET LOCAL synchronous_commit = off", read_only=False):
+        assert await conn.fetchval("SELECT current_setting('synchronous_commit')") == "off"
+        await conn.execute("INSERT INTO users (name) VALUES ('written')")
+    assert not conn.is_in_transaction()
+    assert await conn.fetchval("SELECT current_setting('synchronous_commit')") == "on"
+    assert await conn.fetchval("SELECT count(*) FROM users WHERE name = 'written'") == 1
+
+
+async def test_write_transaction_rolls_back_when_its_block_fails(conn: asyncpg.Connection) -> None:
+    async def failing_block() -> None:
+        async with transaction_with(conn, "SET LOCAL synchronous_commit = off", read_only=False):
+            await conn.execute("INSERT INTO users (name) VALUES ('rolled-back')")
+            raise RuntimeError("the block failed")
+
+    with pytest.raises(RuntimeError):
+        await failing_block()
     assert not conn.is_in_transaction()
     assert await conn.fetchval("SELECT count(*) FROM users") == 0

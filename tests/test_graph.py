@@ -9,7 +9,9 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
+from app.graph import sql as graph_sql
 from app.graph.extract import extract_concepts, normalise, query_concept_names
+from app.graph.indexer import GRAPH_LOCK_BASE, lock_graph
 from app.graph.rebuild import rebuild_graph
 from app.settings import GraphSettings
 
@@ -291,3 +293,30 @@ async def test_patch_that_touches_no_extracted_field_keeps_the_graph_as_is(
     assert after == before  # re-extraction would have dropped and recreated the concepts with new ids
     await client.patch(f"/v1/memories/{memory_id}", json={"is_sensitive": True}, headers=alice)
     assert await conn.fetchval("SELECT count(*) FROM memory_concepts WHERE memory_id = $1", memory_id) == 0
+
+
+async def test_graph_locks_of_a_store_cover_each_namespace_until_commit(
+    client: Client, alice: dict[str, str], conn: asyncpg.Connection, db_url: str
+) -> None:
+    ids = [
+        await store(client, alice, "Zephyr owns billing."),
+        await store(client, alice, "Zephyr", namespace="h"),
+    ]
+    namespaces = await conn.fetch("SELECT DISTINCT namespace_id FROM memories ORDER BY 1")
+    other = await asyncpg.connect(db_url)
+    try:
+        for take in (
+            lambda: conn.fetch(graph_sql.LOCK_GRAPHS_OF_MEMORIES, ids, GRAPH_LOCK_BASE),
+            lambda: lock_graph(conn, {r["namespace_id"] for r in namespaces}),
+        ):
+            async with conn.transaction():
+                await take()
+                for r in namespaces:
+                    key = GRAPH_LOCK_BASE + r["namespace_id"]
+                    assert not await other.fetchval("SELECT pg_try_advisory_xact_lock($1::bigint)", key)
+            for r in namespaces:  # released with the transaction
+                async with other.transaction():
+                    key = GRAPH_LOCK_BASE + r["namespace_id"]
+                    assert await other.fetchval("SELECT pg_try_advisory_xact_lock($1::bigint)", key)
+    finally:
+        await other.close()

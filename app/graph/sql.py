@@ -9,7 +9,20 @@ FROM memories
 WHERE id = ANY($1::bigint[]) AND deleted_at IS NULL AND NOT is_sensitive
 """
 
-# Surface forms already known as an alias of a concept map onto that concept.
+# Takes the graph locks of the memories' namespaces, in namespace order so that two writers never
+# wait on each other crosswise; returns the namespaces. $2 is the lock key base.
+LOCK_GRAPHS_OF_MEMORIES = """
+SELECT s.namespace_id, pg_advisory_xact_lock($2::bigint + s.namespace_id)
+FROM (
+    SELECT DISTINCT namespace_id FROM memories WHERE id = ANY($1::bigint[]) ORDER BY namespace_id
+) s
+"""
+
+LOCK_GRAPHS = """
+SELECT pg_advisory_xact_lock($2::bigint + s.namespace_id)
+FROM (SELECT DISTINCT namespace_id FROM unnest($1::bigint[]) AS u (namespace_id) ORDER BY 1) s
+"""
+
 # For just-stored memories: one already linked (a racing update indexed it first) is left alone.
 UNLINKED_MEMORIES_TO_INDEX = """
 SELECT m.id, m.namespace_id, m.content, m.tags, m.expanded_keywords
@@ -18,20 +31,39 @@ WHERE m.id = ANY($1::bigint[]) AND m.deleted_at IS NULL AND NOT m.is_sensitive
   AND NOT EXISTS (SELECT 1 FROM memory_concepts mc WHERE mc.memory_id = m.id)
 """
 
-# One GIN probe for all names (`&&`) instead of one per name: almost no concept has aliases, so
-# the probe usually finds nothing at once (1.8 -> 0.6 ms p50 per stored memory, measured).
-RESOLVE_ALIASES = """
-SELECT c.namespace_id, a.name, c.id
-FROM unnest($1::bigint[], $2::text[]) AS a (namespace_id, name)
-JOIN concepts c ON c.namespace_id = a.namespace_id AND a.name = ANY(c.aliases)
-WHERE c.aliases && $2::text[]
-"""
-
-UPSERT_CONCEPTS = """
-INSERT INTO concepts (namespace_id, name, display_name, kind)
-SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[])
-ON CONFLICT (namespace_id, name) DO UPDATE SET updated_at = now()
-RETURNING id, namespace_id, name, (xmax = 0) AS inserted
+# The concept id of each wanted (namespace, name), in one round trip: a surface form known as an
+# alias maps onto that concept (one GIN probe for all names with `&&`: almost no concept has
+# aliases, so it usually finds nothing at once); a known name is read, not rewritten; only new
+# names are inserted. The caller holds the namespaces' graph locks, so no other writer adds a
+# concept meanwhile; ON CONFLICT is the safety net should one do so without the lock.
+RESOLVE_CONCEPTS = """
+WITH wanted AS (
+    SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[])
+        AS w (namespace_id, name, display_name, kind)
+),
+aliased AS (
+    SELECT w.namespace_id, w.name, c.id
+    FROM wanted w
+    JOIN concepts c ON c.namespace_id = w.namespace_id AND w.name = ANY(c.aliases)
+    WHERE c.aliases && $2::text[]
+),
+known AS (
+    SELECT c.namespace_id, c.name, c.id
+    FROM wanted w JOIN concepts c ON c.namespace_id = w.namespace_id AND c.name = w.name
+    WHERE NOT EXISTS (SELECT 1 FROM aliased a WHERE a.namespace_id = w.namespace_id AND a.name = w.name)
+),
+inserted AS (
+    INSERT INTO concepts (namespace_id, name, display_name, kind)
+    SELECT w.namespace_id, w.name, w.display_name, w.kind
+    FROM wanted w
+    WHERE NOT EXISTS (SELECT 1 FROM aliased a WHERE a.namespace_id = w.namespace_id AND a.name = w.name)
+      AND NOT EXISTS (SELECT 1 FROM known k WHERE k.namespace_id = w.namespace_id AND k.name = w.name)
+    ON CONFLICT (namespace_id, name) DO UPDATE SET updated_at = now()
+    RETURNING id, namespace_id, name, (xmax = 0) AS inserted
+)
+SELECT namespace_id, name, id, false AS inserted FROM aliased
+UNION ALL SELECT namespace_id, name, id, false FROM known
+UNION ALL SELECT namespace_id, name, id, inserted FROM inserted
 """
 
 # Links (memory, concept) pairs and, in the same statement, counts what they add: each concept's
