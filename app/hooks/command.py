@@ -25,8 +25,8 @@ from contextlib import contextmanager
 from types import FrameType
 from urllib.parse import quote, urlsplit
 
-# pathlib and typing are left out on purpose: they were 15 of the hook's ~60 ms start-up. Paths are
-# plain strings here; the annotations below are never evaluated at run time.
+# pathlib and typing are left out on purpose: importing them took `python -S` from 48 to 64 ms here.
+# Paths are plain strings; the annotations below are never evaluated at run time.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import IO, Any
