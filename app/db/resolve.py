@@ -26,7 +26,11 @@ def database_url(settings: Settings, *, migrate: bool = True, serve_lock: bool =
         if settings.database.url:
             url = settings.database.url
         else:
-            embedded = EmbeddedPostgres(settings.database.data_dir, settings.database.database)
+            embedded = EmbeddedPostgres(
+                settings.database.data_dir,
+                settings.database.database,
+                settings.database.embedded_shared_buffers,
+            )
             if serve_lock:
                 embedded.acquire_serve_lock()
             url = embedded.start()
