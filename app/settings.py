@@ -209,7 +209,12 @@ class RecallSettings(_Section):
     importance_prior: float = Field(
         default=0.3, ge=0, le=1, description="final = fused * (1 - p + p * importance)"
     )
-    ef_search: int = Field(default=100, ge=1, le=1000, description="hnsw.ef_search, SET LOCAL per recall")
+    ef_search: int = Field(
+        default=200,
+        ge=1,
+        le=1000,
+        description="hnsw.ef_search, SET LOCAL per recall (100 missed recall@10 0.98 on a half-table scope)",
+    )
     iterative_scan: Literal["off", "relaxed_order", "strict_order"] = "relaxed_order"
     max_scan_tuples: int = Field(default=20000, ge=1, description="hnsw.max_scan_tuples for iterative scans")
     lexical_candidate_cap: int = Field(

@@ -191,6 +191,7 @@ def test_a_small_run_prints_every_figure_and_writes_json(tmp_path: Path) -> None
             assert rows[("sql", scope, 1, mode)]["n"] == 10
     assert [h["scope"] for h in report["hnsw"]] == ["big", "small"]
     assert all(0 <= h["recall@10"] <= 1 for h in report["hnsw"])
+    assert all(h["ci95"][0] <= h["recall@10"] <= h["ci95"][1] for h in report["hnsw"])
     assert {"big/hybrid", "small/lexical"} <= set(report["explain"])
     profile = report["explain"]["big/hybrid"]
     assert profile["statements"] > 0 and "CTE dense_ann" in profile["parts_ms_p50"]
