@@ -502,7 +502,7 @@ LIMIT $3
 
 async def hnsw_recall(
     db: Database, embedder: Embedder, settings: Settings, user_id: int, scope: Scope, queries: Sequence[str]
-) -> dict[str, float]:
+) -> dict[str, Any]:
     """Recall@10 of the service's dense leg (HNSW, iterative scan) against exact search in scope.
 
     The service is asked for the dense leg only (`lexical: 0, graph: 0`) with `explain`, and its top 10 by
