@@ -26,10 +26,10 @@ def _with_db(url: str, name: str) -> str:
 
 
 @contextmanager
-def scratch_server(data_dir: Path | None = None, shared_buffers: str | None = None) -> Iterator[str]:
+def scratch_server(data_dir: Path | None = None) -> Iterator[str]:
     """Admin URL of an embedded server, tuned as `memoria serve` tunes its own: in `data_dir` (kept)
     or a temporary one (deleted)."""
-    buffers = shared_buffers or Settings().database.embedded_shared_buffers
+    buffers = Settings().database.embedded_shared_buffers
     if data_dir is not None:
         server = start_server(data_dir, buffers)
         try:

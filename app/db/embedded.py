@@ -79,7 +79,7 @@ def write_tuning(pgdata: Path, shared_buffers: str) -> None:
 class EmbeddedPostgres:
     """Start (or join) the embedded server for `data_dir` and make sure `database` exists."""
 
-    def __init__(self, data_dir: Path, database: str = "memoria", shared_buffers: str = "512MB") -> None:
+    def __init__(self, data_dir: Path, database: str, shared_buffers: str) -> None:
         self.data_dir = data_dir.expanduser().resolve()
         self.database = database
         self.shared_buffers = shared_buffers
