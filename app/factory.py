@@ -64,7 +64,7 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
             app.state.embedder = model
             app.state.memory_service = MemoryService(db, model, settings.memories)
             app.state.recall_service = RecallService(
-                db, model, settings.recall, settings.memories, settings.graph
+                db, model, settings.recall, settings.memories.tag_limits, settings.graph
             )
             app.state.graph_indexer = GraphIndexer(
                 db.write, model if settings.graph.concept_embeddings else None, settings.graph

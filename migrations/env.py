@@ -25,7 +25,19 @@ def _database_url() -> str:
     return sqlalchemy_url(str(url))
 
 
+def _pin_embedding_dimension() -> None:
+    """Run by hand (`alembic upgrade head`), the dimension comes from `-x` or the settings."""
+    if config.attributes.get("embedding_dimension") is not None:
+        return
+    if context.get_x_argument(as_dictionary=True).get("embedding_dimension") is not None:
+        return
+    from app.settings import Settings
+
+    config.attributes["embedding_dimension"] = Settings().embeddings.resolved_dimension
+
+
 def run_migrations_online() -> None:
+    _pin_embedding_dimension()
     engine = create_engine(_database_url(), poolclass=pool.NullPool)
     with engine.connect() as connection:
         context.configure(connection=connection, transaction_per_migration=True)

@@ -27,8 +27,8 @@ from pgvector import HalfVector
 from pgvector.asyncpg import register_vector
 
 from app.auth.service import create_user
-from app.bench.latency import StatementTimer, plan_summary
 from app.db import Database, create_database
+from app.db.plans import StatementTimer, plan_summary
 from app.embeddings import LocalEmbedder
 from app.memories.service import content_hash
 from app.recall.schemas import LegWeights, RecallFilters, RecallRequest
@@ -143,7 +143,7 @@ DENSE_ONLY = LegWeights(lexical=0, graph=0)
 
 
 def _service(db: Database, embedder: LocalEmbedder, leg_depth: int = 50) -> RecallService:
-    return RecallService(db, embedder, RecallSettings(leg_depth=leg_depth), MemorySettings())
+    return RecallService(db, embedder, RecallSettings(leg_depth=leg_depth), MemorySettings().tag_limits)
 
 
 async def test_the_table_has_the_planned_shape(scale_table: ScaleTable) -> None:
@@ -211,11 +211,11 @@ async def test_hybrid_recall_across_all_scopes_fills_the_limit(
 async def test_big_scope_recall_plan_uses_hnsw_for_dense_and_gin_for_lexical(
     scale_table: ScaleTable, one_connection_db: Database, embedder: LocalEmbedder
 ) -> None:
-    db, timer, recall = one_connection_db, StatementTimer(), RecallSettings()
+    db, timer, recall = one_connection_db, StatementTimer(RECALL_STATEMENT), RecallSettings()
     async with db.read.acquire() as conn:
         conn.add_query_logger(timer)
     # the real service builds the arguments; the logger hands them over for EXPLAIN
-    await RecallService(db, embedder, recall, MemorySettings()).recall(
+    await RecallService(db, embedder, recall, MemorySettings().tag_limits).recall(
         scale_table.user_id, RecallRequest(query=f"{WORDS[3]} notes", namespace="big")
     )
     await asyncio.sleep(0)
@@ -280,7 +280,7 @@ async def test_the_generic_plan_recalls_what_re_planning_recalls(
     answers = []
     for generic_plan in (True, False):
         service = RecallService(
-            scale_db, embedder, RecallSettings(generic_plan=generic_plan), MemorySettings()
+            scale_db, embedder, RecallSettings(generic_plan=generic_plan), MemorySettings().tag_limits
         )
         response = await service.recall(
             scale_table.user_id,
@@ -303,7 +303,7 @@ def _memory_rows_read(node: dict[str, Any]) -> float:
 async def test_a_user_without_namespaces_recalls_nothing_and_reads_no_memories(
     one_connection_db: Database, embedder: LocalEmbedder
 ) -> None:
-    db, timer = one_connection_db, StatementTimer()
+    db, timer = one_connection_db, StatementTimer(RECALL_STATEMENT)
     async with db.write.acquire() as conn:
         newcomer = await create_user(conn, f"newcomer-{uuid.uuid4().hex[:8]}")
         conn.add_query_logger(timer)

@@ -29,7 +29,7 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,7 @@ from app.auth.service import create_key
 from app.bench.corpus import SyntheticMemory, generate_memories, load_pool, make_queries, namespace_names
 from app.bench.scratch import bench_user
 from app.db import Database, create_database
+from app.db.plans import StatementTimer, plan_summary
 from app.embeddings import Embedder
 from app.graph.indexer import GraphIndexer
 from app.memories.schemas import MemoryIn
@@ -284,17 +285,6 @@ def _embeds(mode: str) -> bool:
 # -------------------------------------------------------------------------------------------- the SQL
 
 
-@dataclass(slots=True, eq=False)  # hashable by identity: asyncpg keeps loggers in a set
-class StatementTimer:
-    """asyncpg query logger keeping the recall statement's elapsed time and arguments."""
-
-    records: list[tuple[float, tuple[Any, ...]]] = field(default_factory=list)
-
-    def __call__(self, record: Any) -> None:
-        if record.query == RECALL_STATEMENT and record.exception is None:
-            self.records.append((record.elapsed * 1000.0, tuple(record.args)))
-
-
 async def sql_latency(
     url: str, settings: Settings, embedder: Embedder, user_id: int, scope: Scope, queries: Sequence[str]
 ) -> dict[str, Any]:
@@ -305,11 +295,11 @@ async def sql_latency(
     """
     one = settings.database.model_copy(update={"pool_min_size": 1, "pool_max_size": 1})
     db = await create_database(url, one)
-    timer = StatementTimer()
+    timer = StatementTimer(RECALL_STATEMENT)
     try:
         async with db.read.acquire() as conn:
             conn.add_query_logger(timer)  # stays on the pool's one connection
-        service = RecallService(db, embedder, settings.recall, settings.memories, settings.graph)
+        service = RecallService(db, embedder, settings.recall, settings.memories.tag_limits, settings.graph)
         samples: dict[str, list[float]] = {mode: [] for mode in MODES}
         slowest: dict[str, tuple[float, tuple[Any, ...], str]] = {}
         sampled: dict[str, list[tuple[Any, ...]]] = {mode: [] for mode in MODES}
@@ -351,7 +341,7 @@ async def warm_caches(
     db: Database, embedder: Embedder, settings: Settings, user_id: int, scope: Scope, texts: Sequence[str]
 ) -> None:
     """Recall `texts` over every leg, untimed: see CACHE_WARMUP."""
-    service = RecallService(db, embedder, settings.recall, settings.memories, settings.graph)
+    service = RecallService(db, embedder, settings.recall, settings.memories.tag_limits, settings.graph)
     for text in texts:
         await service.recall(user_id, _request(text, scope.namespace, MODES["hybrid"]))
 
@@ -508,7 +498,7 @@ async def hnsw_recall(
     The service is asked for the dense leg only (`lexical: 0, graph: 0`) with `explain`, and its top 10 by
     `dense_rank` are compared: the final order also weighs importance, which is not the index's job.
     """
-    service = RecallService(db, embedder, settings.recall, settings.memories, settings.graph)
+    service = RecallService(db, embedder, settings.recall, settings.memories.tag_limits, settings.graph)
     depth = min(settings.recall.leg_depth, 100)
     scores: list[float] = []
     for text in queries:
@@ -542,41 +532,6 @@ async def hnsw_recall(
 
 
 # ---------------------------------------------------------------------------------------------- EXPLAIN
-
-
-def _walk(node: dict[str, Any], part: str = "main") -> Iterator[tuple[str, bool, dict[str, Any]]]:
-    """(part, starts_part, node) for every plan node. A part is a materialised CTE or subplan
-    ("CTE dense_ann", "InitPlan 2") or a subquery the planner inlined ("inlined lexical_broad")."""
-    starts = "Subplan Name" in node or (node["Node Type"] == "Subquery Scan" and "Alias" in node)
-    if starts:
-        part = node["Subplan Name"] if "Subplan Name" in node else f"inlined {node['Alias']}"
-    yield part, starts, node
-    for child in node.get("Plans", []):
-        yield from _walk(child, part)
-
-
-def plan_summary(plan: dict[str, Any]) -> dict[str, Any]:
-    """Time per part and the indexes each one used, from an EXPLAIN (ANALYZE, FORMAT JSON).
-
-    A part's time includes the parts it calls (a CTE that counts another CTE's rows includes it).
-    """
-    parts: dict[str, dict[str, Any]] = {}
-    for name, starts, node in _walk(plan["Plan"]):
-        entry = parts.setdefault(name, {"ms": 0.0, "rows": 0, "indexes": set(), "nodes": set()})
-        if (starts or node is plan["Plan"]) and "Actual Total Time" in node:
-            entry["ms"] = round(entry["ms"] + node["Actual Total Time"] * node.get("Actual Loops", 1), 2)
-            entry["rows"] = node["Actual Rows"]
-        if "Index Name" in node:
-            entry["indexes"].add(node["Index Name"])
-        entry["nodes"].add(node["Node Type"])
-    return {
-        "execution_ms": plan.get("Execution Time"),
-        "planning_ms": plan.get("Planning Time"),
-        "parts": {
-            name: {**e, "indexes": sorted(e["indexes"]), "nodes": sorted(e["nodes"])}
-            for name, e in parts.items()
-        },
-    }
 
 
 async def explain_profile(

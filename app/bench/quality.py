@@ -206,7 +206,7 @@ async def bench_quality(
     corpus = load_corpus(data, corpus_name)
     memories = MemoryService(db, embedder, settings.memories)
     indexer = GraphIndexer(db.write, embedder if settings.graph.concept_embeddings else None, settings.graph)
-    recall = RecallService(db, embedder, settings.recall, settings.memories, settings.graph)
+    recall = RecallService(db, embedder, settings.recall, settings.memories.tag_limits, settings.graph)
     console = Console(stderr=True)
     with Progress(console=console, transient=True) as progress:
         await load_into(corpus, memories, user_id, indexer, progress)

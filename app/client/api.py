@@ -13,7 +13,7 @@ import click
 import httpx
 
 from app.client.config import api_key, load_settings
-from app.settings import ClientSettings
+from app.client.settings import ClientSettings
 
 
 class ApiError(click.ClickException):

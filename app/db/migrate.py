@@ -64,16 +64,15 @@ def current_revision(database_url: str) -> str | None:
 
 
 def embedding_dimension_for_migration() -> int:
-    """D for the first migration: from `memoria migrate`, `-x embedding_dimension=N`, or settings."""
+    """D for the first migration: from `memoria migrate`, `-x embedding_dimension=N`, or (alembic run by
+    hand) the settings, which `migrations/env.py` pins before any migration runs."""
     from alembic import context
 
     value = context.config.attributes.get("embedding_dimension")
     if value is None:
         value = context.get_x_argument(as_dictionary=True).get("embedding_dimension")
     if value is None:
-        from app.settings import Settings
-
-        value = Settings().embeddings.resolved_dimension
+        raise RuntimeError("no embedding dimension: use `memoria migrate` or `-x embedding_dimension=N`")
     dim = int(value)
     if not 1 <= dim <= 4000:
         raise ValueError(f"embedding dimension {dim} is outside halfvec HNSW's 1..4000")

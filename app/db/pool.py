@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import asyncpg
 from pgvector.asyncpg import register_vector
 
-from app.settings import DatabaseSettings
+from app.db.settings import DatabaseSettings
 
 
 async def _init_connection(conn: asyncpg.Connection) -> None:

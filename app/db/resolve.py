@@ -7,35 +7,35 @@ from contextlib import contextmanager
 
 from app.db.embedded import EmbeddedPostgres
 from app.db.migrate import upgrade_to_head
-from app.settings import Settings
-
-
-def with_database_url(settings: Settings, url: str) -> Settings:
-    database = settings.database.model_copy(update={"url": url})
-    return settings.model_copy(update={"database": database})
+from app.db.settings import DatabaseSettings
 
 
 @contextmanager
-def database_url(settings: Settings, *, migrate: bool = True, serve_lock: bool = False) -> Iterator[str]:
+def database_url(
+    database: DatabaseSettings,
+    *,
+    migrate_dimension: int | None = None,
+    serve_lock: bool = False,
+) -> Iterator[str]:
     """Yield a URL for the configured database; with none configured, run the embedded one.
 
-    `serve_lock` makes this process the only server on the embedded data directory.
+    With `migrate_dimension` the schema is upgraded to head first (the dimension fixes the vector
+    width on a new database). `serve_lock` makes this process the only server on the embedded data
+    directory.
     """
     embedded: EmbeddedPostgres | None = None
     try:
-        if settings.database.url:
-            url = settings.database.url
+        if database.url:
+            url = database.url
         else:
             embedded = EmbeddedPostgres(
-                settings.database.data_dir,
-                settings.database.database,
-                settings.database.embedded_shared_buffers,
+                database.data_dir, database.database, database.embedded_shared_buffers
             )
             if serve_lock:
                 embedded.acquire_serve_lock()
             url = embedded.start()
-        if migrate:
-            upgrade_to_head(url, settings.embeddings.resolved_dimension)
+        if migrate_dimension is not None:
+            upgrade_to_head(url, migrate_dimension)
         yield url
     finally:
         if embedded is not None:

@@ -6,8 +6,8 @@ from app.embeddings.base import Embedder
 from app.embeddings.local import LocalEmbedder
 from app.embeddings.openai_compat import OpenAICompatibleEmbedder
 from app.embeddings.sensitive import SensitiveRouter
+from app.embeddings.settings import EmbeddingSettings
 from app.embeddings.voyage import VoyageEmbedder
-from app.settings import EmbeddingSettings
 
 
 def build_embedder(settings: EmbeddingSettings) -> Embedder:

@@ -11,8 +11,8 @@ import anyio
 from app.embeddings.base import EmbeddingError, Vector
 from app.embeddings.cache import QueryCache
 from app.embeddings.retry import RetryPolicy, with_retries
+from app.embeddings.settings import EmbeddingSettings
 from app.embeddings.vectors import batch_bounds, unit_vectors
-from app.settings import EmbeddingSettings
 
 InputType = Literal["document", "query"]
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from app.embeddings.base import EmbeddingError, Vector
 from app.embeddings.cache import QueryCache
-from app.settings import DEFAULT_LOCAL_MODEL, EmbeddingSettings
+from app.embeddings.settings import DEFAULT_LOCAL_MODEL, EmbeddingSettings
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer

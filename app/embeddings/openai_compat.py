@@ -10,7 +10,7 @@ import httpx
 from app.embeddings.base import EmbeddingError
 from app.embeddings.hosted import HostedEmbedder, InputType
 from app.embeddings.retry import TransientEmbeddingError, parse_retry_after
-from app.settings import EmbeddingSettings
+from app.embeddings.settings import EmbeddingSettings
 
 
 class OpenAICompatibleEmbedder(HostedEmbedder):

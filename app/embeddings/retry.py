@@ -11,7 +11,7 @@ from typing import TypeVar
 import anyio
 
 from app.embeddings.base import EmbeddingError
-from app.settings import EmbeddingSettings
+from app.embeddings.settings import EmbeddingSettings
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)

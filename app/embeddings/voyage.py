@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from app.embeddings.base import EmbeddingError
 from app.embeddings.hosted import HostedEmbedder, InputType
 from app.embeddings.retry import TransientEmbeddingError, parse_retry_after
-from app.settings import KNOWN_MODEL_DIMENSIONS, EmbeddingSettings
+from app.embeddings.settings import KNOWN_MODEL_DIMENSIONS, EmbeddingSettings
 
 if TYPE_CHECKING:
     from voyageai.client_async import AsyncClient

@@ -17,7 +17,7 @@ from app.db import transaction_with
 from app.embeddings import Embedder
 from app.graph import sql
 from app.graph.extract import Concept, extract_concepts
-from app.settings import GraphSettings
+from app.graph.settings import GraphSettings
 
 log = logging.getLogger(__name__)
 

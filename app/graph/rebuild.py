@@ -8,7 +8,7 @@ import asyncpg
 
 from app.embeddings import Embedder
 from app.graph.indexer import GraphIndexer, lock_graph
-from app.settings import GraphSettings
+from app.graph.settings import GraphSettings
 
 _SCOPE = """
 SELECT n.id FROM namespaces n JOIN users u ON u.id = n.user_id

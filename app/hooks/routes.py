@@ -24,9 +24,9 @@ from app.errors import ApiError, NotFound
 from app.hooks.context import render
 from app.hooks.namespace import namespace_for_cwd
 from app.hooks.policy import judge
+from app.hooks.settings import HookSettings
 from app.recall.schemas import RecallRequest
 from app.recall.service import RecallService
-from app.settings import HookSettings
 
 log = logging.getLogger(__name__)
 

@@ -9,22 +9,23 @@ import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import asyncpg
 from msgspec import UNSET
 from pgvector import HalfVector
 
+from app.core.time import as_utc
 from app.db import Database
 from app.embeddings import Embedded, Embedder, guarded
 from app.errors import Conflict, InvalidInput, NotFound
 from app.graph.indexer import lock_graph, unlink_memories
 from app.memories import sql
 from app.memories.schemas import Memory, MemoryIn, MemoryPage, MemoryPatch, StoreResult
+from app.memories.settings import MemorySettings
 from app.memories.validation import clean_memory, clean_patch
 from app.namespaces import ensure_namespaces, resolve_namespaces
-from app.settings import MemorySettings
 
 log = logging.getLogger(__name__)
 
@@ -57,13 +58,6 @@ def decode_cursor(cursor: str) -> tuple[datetime, int]:
         return datetime.fromisoformat(stamp), int(memory_id)
     except (binascii.Error, ValueError, TypeError, UnicodeDecodeError) as exc:
         raise InvalidInput("cursor is not a value returned by this API") from exc
-
-
-def as_utc(value: datetime | None) -> datetime | None:
-    """Treat zone-less timestamps from clients as UTC."""
-    if value is not None and value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value
 
 
 def given(value: Any) -> bool:

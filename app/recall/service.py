@@ -12,12 +12,13 @@ from typing import Any
 import asyncpg
 from pgvector import HalfVector
 
+from app.core.time import as_utc
+from app.core.validation import TagLimits, clean_tags
 from app.db import Database, read_only_transaction
 from app.embeddings import Embedder, Vector
 from app.errors import InvalidInput, NotFound
 from app.graph.extract import query_concept_names
-from app.memories.service import as_utc
-from app.memories.validation import clean_tags
+from app.graph.settings import GraphSettings
 from app.namespaces import validate_namespace_name
 from app.recall.lexemes import CommonLexemes
 from app.recall.schemas import (
@@ -27,8 +28,8 @@ from app.recall.schemas import (
     RecallRequest,
     RecallResponse,
 )
+from app.recall.settings import RecallSettings
 from app.recall.sql import RECALL_PARAMS, RECALL_STATEMENT
-from app.settings import GraphSettings, MemorySettings, RecallSettings
 
 log = logging.getLogger(__name__)
 
@@ -114,13 +115,13 @@ class RecallService:
         db: Database,
         embedder: Embedder,
         settings: RecallSettings,
-        limits: MemorySettings,
+        tag_limits: TagLimits,
         graph: GraphSettings | None = None,
     ) -> None:
         self._db = db
         self._embedder = embedder
         self._settings = settings
-        self._limits = limits
+        self._tag_limits = tag_limits
         self._graph = graph or GraphSettings()
         self._set_local = set_local_sql(settings)
         self._scope_sizes = ScopeSizes(settings.exact_scan_below, settings.scope_size_ttl_s)
@@ -176,7 +177,7 @@ class RecallService:
     async def recall(self, user_id: int, request: RecallRequest) -> RecallResponse:
         names = self._validate(request)
         filters = request.filters
-        tags = clean_tags(filters.tags, self._limits, "filters.tags") if filters.tags else None
+        tags = clean_tags(filters.tags, self._tag_limits, "filters.tags") if filters.tags else None
         weights = self._weights(request)
         # The model works in its thread while this one opens the transaction and resolves the scope.
         embedding = asyncio.ensure_future(self._embed_query(request))

@@ -7,11 +7,10 @@ import asyncio
 import click
 from rich.progress import Progress
 
+from app.cli import config
 from app.db import create_database
-from app.db.resolve import database_url
 from app.embeddings import build_embedder
 from app.graph.rebuild import rebuild_graph
-from app.settings import Settings
 
 
 @click.group()
@@ -25,7 +24,7 @@ def graph() -> None:
 @click.option("--batch", default=200, show_default=True, help="Memories per transaction.")
 def rebuild(namespace: str | None, user: str | None, batch: int) -> None:
     """Recompute concepts and edges from the memories (needed after changing extractor settings)."""
-    settings = Settings()
+    settings = config.settings()
 
     async def run(url: str) -> tuple[int, int]:
         embedder = build_embedder(settings.embeddings) if settings.graph.concept_embeddings else None
@@ -45,6 +44,6 @@ def rebuild(namespace: str | None, user: str | None, batch: int) -> None:
         finally:
             await db.close()
 
-    with database_url(settings) as url:
+    with config.database(settings) as url:
         namespaces, memories = asyncio.run(run(url))
     click.echo(f"rebuilt the graph of {namespaces} namespace(s) from {memories} memories", err=True)

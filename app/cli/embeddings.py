@@ -13,7 +13,8 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 
-from app.db.resolve import database_url
+from app.cli import config
+from app.core.settings import describe_invalid
 from app.embeddings.backfill import backfill as run_backfill
 from app.embeddings.base import EmbeddingError
 from app.embeddings.factory import build_embedder
@@ -21,7 +22,8 @@ from app.embeddings.jobs import JobError, connect
 from app.embeddings.reembed import ReembedOptions
 from app.embeddings.reembed import reembed as run_reembed
 from app.embeddings.sensitive import SensitiveRouter, guarded
-from app.settings import EmbeddingSettings, Settings
+from app.embeddings.settings import EmbeddingSettings
+from app.settings import Settings
 
 T = TypeVar("T")
 _console = Console(stderr=True)
@@ -55,13 +57,6 @@ def _progress() -> Iterator[RichProgress]:
         yield RichProgress(bars)
 
 
-def _settings() -> Settings:
-    try:
-        return Settings()
-    except ValidationError as exc:
-        raise click.ClickException(f"invalid configuration:\n{exc}") from exc
-
-
 def _run(
     settings: Settings,
     router: SensitiveRouter,
@@ -80,7 +75,7 @@ def _run(
             await router.close()
 
     try:
-        with database_url(settings) as url:
+        with config.database(settings) as url:
             return asyncio.run(runner(url))
     except (JobError, EmbeddingError) as exc:
         raise click.ClickException(str(exc)) from exc
@@ -98,7 +93,7 @@ def backfill(batch_size: int | None) -> None:
 
     Sensitive memories are skipped when the provider is hosted and no sensitive_local_model is set.
     """
-    settings = _settings()
+    settings = config.settings()
     router = guarded(build_embedder(settings.embeddings))
     size = batch_size or settings.embeddings.batch_size
     report = _run(
@@ -122,7 +117,9 @@ def target_settings(current: EmbeddingSettings, overrides: dict[str, Any]) -> Em
     try:
         return EmbeddingSettings.model_validate(values)
     except ValidationError as exc:
-        raise click.ClickException(f"invalid reembed target:\n{exc}") from exc
+        raise click.ClickException(
+            f"invalid reembed target: {describe_invalid(exc, env_prefix=None)}"
+        ) from exc
 
 
 @embeddings.command()
@@ -149,7 +146,7 @@ def reembed(
     Resumable: re-run the same command after an interruption. Afterwards configure the service
     with the same provider/model and restart it. Run it on a direct (not pooled) database URL.
     """
-    settings = _settings()
+    settings = config.settings()
     target = target_settings(
         settings.embeddings,
         {

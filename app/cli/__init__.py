@@ -1,0 +1,43 @@
+"""The `memoria` command: one group; each family of sub-commands lives in a module of this package.
+
+Commands are adapters: they load settings once (`app.cli.config.settings`), reach the database
+through `app.cli.config.database`, and call domain services; no domain code imports them.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import click
+
+
+@click.group()
+@click.option("-v", "--verbose", is_flag=True, help="Log more.")
+def main(verbose: bool) -> None:
+    """Memoria: hybrid-search memory for AI agents."""
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+
+
+def _register() -> None:
+    from app.bench.commands import bench
+    from app.cli import admin
+    from app.cli.embeddings import embeddings
+    from app.cli.graph import graph
+    from app.client.cli import COMMANDS as CLIENT_COMMANDS
+    from app.hooks.bench import bench_hook
+    from app.hooks.cli import hook
+
+    for command in (*admin.COMMANDS, *CLIENT_COMMANDS, bench, graph, embeddings, hook):
+        main.add_command(command)
+    bench.add_command(bench_hook)
+
+
+_register()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,36 @@
+"""The database section: where PostgreSQL is (or the embedded one lives) and how the pool behaves."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import platformdirs
+from pydantic import Field
+
+from app.core.settings import Section
+
+
+class DatabaseSettings(Section):
+    url: str | None = Field(
+        default=None,
+        description="PostgreSQL URL for writes (and reads unless read_url is set). Unset = embedded.",
+    )
+    read_url: str | None = Field(default=None, description="Optional read-only URL used by recall.")
+    data_dir: Path = Field(
+        default_factory=lambda: Path(platformdirs.user_data_dir("memoria")) / "pgdata",
+        description="Data directory of the embedded PostgreSQL (used only when url is unset).",
+    )
+    database: str = Field(default="memoria", description="Database name inside the embedded server.")
+    embedded_shared_buffers: str = Field(
+        default="512MB",
+        pattern=r"^[1-9][0-9]{0,6}(kB|MB|GB)$",
+        description="shared_buffers of the embedded server (applied when it starts), e.g. 512MB or 1GB.",
+    )
+    statement_cache_size: int = Field(
+        default=100,
+        ge=0,
+        description="asyncpg prepared-statement cache; 0 behind PgBouncer < 1.21 in transaction mode.",
+    )
+    pool_min_size: int = Field(default=1, ge=0)
+    pool_max_size: int = Field(default=10, ge=1)
+    command_timeout_s: float = Field(default=10.0, gt=0)

@@ -1,0 +1,42 @@
+"""Concept extraction on store and the graph leg of recall."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from app.core.settings import Section
+
+
+class GraphSettings(Section):
+    enabled: bool = Field(default=True, description="extract concepts on store and run the graph leg")
+    weight: float = Field(
+        default=0.25,
+        ge=0,
+        le=10,
+        description="RRF weight of the graph leg (of 0.25/0.5/1/2, the only one that lowered overall "
+        "R@10 on neither LoCoMo dev corpus)",
+    )
+    concept_embeddings: bool = Field(
+        default=False,
+        description="embed concept names: seeds the graph by nearest concepts and merges near-duplicates "
+        "(costs an embedding per new concept; did not help on locomo-dev)",
+    )
+    max_concepts_per_memory: int = Field(default=12, ge=1, le=50)
+    max_hops: int = Field(default=2, ge=1, le=2, description="hops walked out from the seeds (1 or 2)")
+    hop_decay: float = Field(default=0.25, gt=0, le=1, description="activation kept per hop")
+    fanout: int = Field(default=8, ge=1, le=200, description="strongest edges followed per concept")
+    max_seeds: int = Field(default=8, ge=1, le=100, description="rarest query concepts that seed the walk")
+    max_concepts: int = Field(default=32, ge=1, le=1000, description="most activated concepts scored")
+    memories_per_concept: int = Field(
+        default=50, ge=1, description="most memories one reached concept contributes (bounds the leg's cost)"
+    )
+    hub_fraction: float = Field(
+        default=0.01, gt=0, le=1, description="concepts in more than this share of a namespace are hubs"
+    )
+    hub_min_doc_freq: int = Field(default=25, ge=1, description="a concept is never a hub below this count")
+    seed_neighbors: int = Field(default=5, ge=0, le=50, description="nearest concepts (by embedding) seeded")
+    seed_min_similarity: float = Field(default=0.6, ge=0, le=1)
+    merge_similarity: float = Field(
+        default=0.92, ge=0, le=1, description="a new concept this close to an existing one becomes its alias"
+    )
+    evidence_ids_kept: int = Field(default=50, ge=1, description="evidence memory ids kept per edge")

@@ -1,0 +1,40 @@
+"""The Claude Code hook endpoint's section."""
+
+from __future__ import annotations
+
+from pydantic import Field, model_validator
+
+from app.core.settings import Section
+
+
+class HookSettings(Section):
+    """The Claude Code `UserPromptSubmit` hook endpoint (`/v1/hooks/claude-code/user-prompt-submit`)."""
+
+    enabled: bool = Field(default=True, description="False answers every hook call with an empty {}.")
+    budget_ms: int = Field(
+        default=300, ge=1, le=10_000, description="Server-side time for one recall; past it the answer is {}."
+    )
+    max_context_chars: int = Field(
+        default=3000, ge=200, le=9000, description="Longest additionalContext (Claude Code keeps 10,000)."
+    )
+    max_results: int = Field(default=8, ge=1, le=50, description="Most memories injected per prompt.")
+    min_score: float = Field(default=0.0, ge=0, description="Recall hits scoring below this are left out.")
+    min_prompt_chars: int = Field(
+        default=12, ge=1, le=1000, description="Shorter prompts (after code is set aside) skip recall."
+    )
+    namespace_map: dict[str, str] = Field(
+        default_factory=dict,
+        description="Path prefix -> namespace, checked before the git repository of the event's cwd.",
+    )
+    default_namespace: str | None = Field(
+        default=None, description="Namespace for a cwd outside any git repository; unset = no recall."
+    )
+
+    @model_validator(mode="after")
+    def _names_are_valid(self) -> HookSettings:
+        from app.hooks.namespace import check_namespace
+
+        for name in [*self.namespace_map.values(), self.default_namespace]:
+            if name is not None:
+                check_namespace(name)
+        return self

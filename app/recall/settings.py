@@ -1,0 +1,58 @@
+"""How recall ranks and what it may cost (RRF, leg depth, HNSW and planner settings)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from app.core.settings import Section
+
+
+class RecallSettings(Section):
+    rrf_k: int = Field(
+        default=10,
+        ge=1,
+        le=1000,
+        description="k in the RRF term w / (k + rank); 10 beat 20 and 60 on locomo-dev (bench quality)",
+    )
+    leg_depth: int = Field(default=50, ge=1, le=1000, description="candidates each leg contributes")
+    weight_lexical: float = Field(default=1.0, ge=0, le=10)
+    weight_dense: float = Field(default=1.0, ge=0, le=10)
+    importance_prior: float = Field(
+        default=0.3, ge=0, le=1, description="final = fused * (1 - p + p * importance)"
+    )
+    ef_search: int = Field(
+        default=200,
+        ge=1,
+        le=1000,
+        description="hnsw.ef_search, SET LOCAL per recall (100 missed recall@10 0.98 on a half-table scope)",
+    )
+    iterative_scan: Literal["off", "relaxed_order", "strict_order"] = "relaxed_order"
+    max_scan_tuples: int = Field(default=20000, ge=1, description="hnsw.max_scan_tuples for iterative scans")
+    lexical_candidate_cap: int = Field(
+        default=1000, ge=1, description="most rows a lexical tier ranks (bounds the leg's cost)"
+    )
+    statement_timeout_ms: int = Field(default=2000, ge=1, description="SET LOCAL statement_timeout")
+    generic_plan: bool = Field(
+        default=True,
+        description="run the recall statement's cached generic plan instead of re-planning it per call "
+        "(2.5-3 ms); false plans each call with its values",
+    )
+    exact_scan_below: int = Field(
+        default=8000,
+        ge=0,
+        description="scopes with fewer memories use an exact scan instead of the HNSW index (faster "
+        "there, and never short), and read lexical matches through their namespaces' index; 0: never",
+    )
+    scope_size_ttl_s: float = Field(default=60.0, ge=0, description="how long a scope's row count is cached")
+    common_lexeme_fraction: float = Field(
+        default=0.01,
+        ge=0,
+        le=1,
+        description="lexemes in more than this share of memories (planner statistics) do not pick OR-tier "
+        "candidates, they only rank them; 0 turns this off",
+    )
+    common_lexemes_ttl_s: float = Field(
+        default=600.0, ge=0, description="how long the common-lexeme list read from pg_stats is cached"
+    )
