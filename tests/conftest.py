@@ -11,7 +11,6 @@ import uuid
 import warnings
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import asyncpg
 import psycopg
@@ -22,19 +21,16 @@ from litestar.testing import AsyncTestClient
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
 
-from app.auth.service import create_key, create_user  # noqa: E402
+from app.auth.service import create_key, get_or_create_user  # noqa: E402
 from app.db.migrate import upgrade_to_head  # noqa: E402
+from app.db.urls import database_of, with_database  # noqa: E402
 from app.embeddings import LocalEmbedder  # noqa: E402
 from app.factory import create_app  # noqa: E402
 from app.settings import DatabaseSettings, EmbeddingSettings, Settings  # noqa: E402
-from tests.pgbouncer import PgBouncer, database_of, pgbouncer_mode  # noqa: E402
+from tests.pgbouncer import PgBouncer, pgbouncer_mode  # noqa: E402
 
 TEMPLATE_DB = "memoria_template"
 DIMENSION = 384
-
-
-def with_database(url: str, database: str) -> str:
-    return urlsplit(url)._replace(path="/" + database).geturl()
 
 
 @pytest.fixture(scope="session")
@@ -150,8 +146,7 @@ class Keys:
         self._conn = conn
 
     async def new(self, user: str) -> dict[str, str]:
-        if await self._conn.fetchval("SELECT id FROM users WHERE name = $1", user) is None:
-            await create_user(self._conn, user)
+        await get_or_create_user(self._conn, user)
         created = await create_key(self._conn, user)
         return {"Authorization": f"Bearer {created.key}"}
 

@@ -25,7 +25,6 @@ import pwd
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -35,6 +34,9 @@ from typing import IO, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import psycopg
+
+from app.core.net import free_port
+from app.db.urls import database_of
 
 #: Set to 1 to run the app fixtures of the whole suite through PgBouncer.
 PGBOUNCER_ENV = "PGBOUNCER_TESTS"
@@ -64,12 +66,6 @@ def find_pgbouncer() -> str:
     if not found:
         raise RuntimeError(INSTALL_HINT)
     return found
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +135,7 @@ class PgBouncer:
             bouncer = cls(
                 binary=binary,
                 workdir=workdir,
-                port=_free_port(),
+                port=free_port(),
                 upstream=upstream,
                 run_as=run_as,
                 default_pool_size=default_pool_size,
@@ -288,7 +284,3 @@ log_pooler_errors = 1
 
 class _StartError(RuntimeError):
     pass
-
-
-def database_of(url: str) -> str:
-    return unquote(urlsplit(url).path.lstrip("/"))

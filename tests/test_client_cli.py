@@ -12,7 +12,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from app.cli import main
-from tests.test_e2e_serve import MEMORIA, _free_port
+from app.core.net import free_port
+from tests.test_e2e_serve import MEMORIA
 from tests.test_hook_command import Memoria, start_memoria
 
 pytestmark = pytest.mark.e2e
@@ -215,7 +216,7 @@ def test_a_wrong_key_is_one_line_and_exit_1(memoria: Memoria) -> None:
 
 def test_a_stopped_server_is_one_clear_line_from_the_real_command(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORIA_")}
-    url = f"http://127.0.0.1:{_free_port()}"
+    url = f"http://127.0.0.1:{free_port()}"
     env |= {"MEMORIA_CLIENT__URL": url, "MEMORIA_CLIENT__API_KEY": "mem_x", "HOME": str(tmp_path)}
     done = subprocess.run(
         [MEMORIA, "recall", "anything"], env=env, capture_output=True, text=True, timeout=60, check=False

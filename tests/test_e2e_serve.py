@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -14,15 +13,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from app.core.net import free_port
+
 pytestmark = pytest.mark.e2e
 
 MEMORIA = str(Path(sys.executable).with_name("memoria"))
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture
@@ -30,7 +25,7 @@ def env(tmp_path: Path) -> dict[str, str]:
     environ = {k: v for k, v in os.environ.items() if not k.startswith("MEMORIA_")}
     environ |= {
         "MEMORIA_DATABASE__DATA_DIR": str(tmp_path / "pgdata"),
-        "MEMORIA_SERVER__PORT": str(_free_port()),
+        "MEMORIA_SERVER__PORT": str(free_port()),
         "HF_HUB_OFFLINE": "1",
     }
     return environ
@@ -131,7 +126,7 @@ def test_second_serve_on_the_same_data_dir_is_refused(
     first.wait_ready()
     second = subprocess.run(
         [MEMORIA, "serve"],
-        env=env | {"MEMORIA_SERVER__PORT": str(_free_port())},
+        env=env | {"MEMORIA_SERVER__PORT": str(free_port())},
         capture_output=True,
         text=True,
         timeout=60,

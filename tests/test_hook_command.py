@@ -22,8 +22,9 @@ from typing import Any
 import httpx
 import pytest
 
+from app.core.net import free_port
 from app.hooks.install import command_hook
-from tests.test_e2e_serve import MEMORIA, Server, _free_port
+from tests.test_e2e_serve import MEMORIA, Server
 
 pytestmark = pytest.mark.e2e
 
@@ -49,7 +50,7 @@ def start_memoria(base: Path, **settings: str) -> Iterator[Memoria]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORIA_")}
     env |= {
         "MEMORIA_DATABASE__DATA_DIR": str(base / "pgdata"),
-        "MEMORIA_SERVER__PORT": str(_free_port()),
+        "MEMORIA_SERVER__PORT": str(free_port()),
         "HF_HUB_OFFLINE": "1",
         **settings,
     }
@@ -227,7 +228,7 @@ def test_a_refused_key_fails_open_and_is_logged(memoria: Memoria, home: Path) ->
 
 
 def test_stopped_server_exits_quietly_within_budget(home: Path) -> None:
-    run = run_hook(home, event("How do we deploy the service?", home), url=f"http://127.0.0.1:{_free_port()}")
+    run = run_hook(home, event("How do we deploy the service?", home), url=f"http://127.0.0.1:{free_port()}")
     assert_silent(run)
     assert "cannot reach" in run.log
 

@@ -21,10 +21,11 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
+from app.db.urls import database_of
 from app.embeddings import LocalEmbedder
 from app.factory import create_app
 from app.settings import RecallSettings, Settings
-from tests.pgbouncer import PgBouncer, database_of, find_pgbouncer
+from tests.pgbouncer import PgBouncer, find_pgbouncer
 
 Client = AsyncTestClient[Litestar]
 

@@ -29,13 +29,14 @@ from pgvector.asyncpg import register_vector
 from app.auth.service import create_user
 from app.db import Database, create_database
 from app.db.plans import StatementTimer, plan_summary
+from app.db.urls import with_database
 from app.embeddings import LocalEmbedder
 from app.memories.service import content_hash
 from app.recall.schemas import LegWeights, RecallFilters, RecallRequest
 from app.recall.service import RecallService, set_local_sql
 from app.recall.sql import RECALL_STATEMENT
 from app.settings import DatabaseSettings, EmbeddingSettings, MemorySettings, RecallSettings
-from tests.conftest import DIMENSION, TEMPLATE_DB, with_database
+from tests.conftest import DIMENSION, TEMPLATE_DB
 
 TOTAL = 20_000
 SCOPES = {"tiny": 60, "small": 200, "mid": 1_740}  # the rest of TOTAL goes to "big"

@@ -63,6 +63,13 @@ async def create_user(conn: asyncpg.Connection, name: str) -> int:
     return user_id
 
 
+async def get_or_create_user(conn: asyncpg.Connection, name: str) -> int:
+    """The id of user `name`, created when missing (safe when two callers race)."""
+    await conn.execute("INSERT INTO users (name) VALUES ($1) ON CONFLICT (name) DO NOTHING", name)
+    user_id: int = await conn.fetchval("SELECT id FROM users WHERE name = $1", name)
+    return user_id
+
+
 async def list_users(conn: asyncpg.Connection) -> list[asyncpg.Record]:
     return list(await conn.fetch("SELECT id, name, created_at FROM users ORDER BY id"))
 

@@ -115,8 +115,8 @@ def keys_create(user: str, label: str | None, create_user: bool) -> None:
     """Create an API key; prints the key alone on stdout."""
 
     async def work(conn: asyncpg.Connection) -> auth.CreatedKey:
-        if create_user and await conn.fetchval("SELECT id FROM users WHERE name = $1", user) is None:
-            await auth.create_user(conn, user)
+        if create_user:
+            await auth.get_or_create_user(conn, user)
         return await auth.create_key(conn, user, label)
 
     try:

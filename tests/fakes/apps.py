@@ -9,7 +9,7 @@ import asyncpg
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from app.auth.service import create_key, create_user
+from app.auth.service import create_key, get_or_create_user
 from app.embeddings import Embedder
 from app.factory import create_app
 from app.settings import DatabaseSettings, EmbeddingSettings, Settings
@@ -20,8 +20,7 @@ Client = AsyncTestClient[Litestar]
 async def headers_for(url: str, user: str) -> dict[str, str]:
     conn = await asyncpg.connect(url)
     try:
-        if await conn.fetchval("SELECT id FROM users WHERE name = $1", user) is None:
-            await create_user(conn, user)
+        await get_or_create_user(conn, user)
         created = await create_key(conn, user)
     finally:
         await conn.close()

@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import uuid
-from urllib.parse import urlsplit
 
 import psycopg
 
 from app.db.migrate import upgrade_to_head
-
-
-def url_of(admin_url: str, database: str) -> str:
-    return urlsplit(admin_url)._replace(path="/" + database).geturl()
+from app.db.urls import database_of, with_database
 
 
 def create_template(admin_url: str, dimension: int) -> str:
@@ -19,7 +15,7 @@ def create_template(admin_url: str, dimension: int) -> str:
     name = f"tpl_{dimension}_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
-    upgrade_to_head(url_of(admin_url, name), dimension)
+    upgrade_to_head(with_database(admin_url, name), dimension)
     return name
 
 
@@ -28,7 +24,7 @@ def copy_of(admin_url: str, template: str) -> str:
     name = f"t_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
-    return url_of(admin_url, name)
+    return with_database(admin_url, name)
 
 
 def drop(admin_url: str, name: str) -> None:
@@ -37,4 +33,4 @@ def drop(admin_url: str, name: str) -> None:
 
 
 def name_of(url: str) -> str:
-    return urlsplit(url).path.lstrip("/")
+    return database_of(url)
