@@ -17,13 +17,15 @@ from app.db import create_database, head_revision
 from app.db.schema_check import check_embedding_dimension
 from app.embeddings import Embedder, build_embedder
 from app.errors import EXCEPTION_HANDLERS
-from app.graph.indexer import GraphIndexer
+from app.graph import GraphIndexer
 from app.graph.routes import GraphController
 from app.health import healthz, readyz
 from app.hooks.routes import hook_router
-from app.memories import MemoryController, MemoryService
-from app.namespaces import get_namespaces
-from app.recall import RecallService, recall_memories
+from app.memories import MemoryService
+from app.memories.routes import MemoryController
+from app.namespaces.routes import get_namespaces
+from app.recall import RecallService
+from app.recall.routes import recall_memories
 from app.settings import Settings
 
 

@@ -60,10 +60,6 @@ class LocalEmbedder:
     def is_local(self) -> bool:
         return True
 
-    @property
-    def loaded(self) -> bool:
-        return self._model is not None
-
     def load_sync(self) -> None:
         if self._model is not None:
             return

@@ -33,33 +33,31 @@ class EmbeddingSettings(Section):
         default=1,
         ge=1,
         le=64,
-        description="intra-op threads per local model call; with MAX_CONCURRENCY calls in parallel, 1 "
-        "keeps a single query from fighting itself for cores (p95 500 ms -> 13 ms measured on 2 cores)",
+        description="intra-op threads per PyTorch model call; with MAX_CONCURRENCY calls in parallel, "
+        "1 keeps one query from fighting itself for cores",
     )
     device: str = "cpu"
     local_runtime: Literal["onnx", "torch"] = Field(
         default="onnx",
         description="onnx: the local model's transformer exported once to ONNX and run by ONNX Runtime "
-        "(about 3x faster per query on CPU; falls back to torch if the export fails); torch: eager PyTorch",
+        "(falls back to torch if the export fails); torch: eager PyTorch",
     )
     onnx_threads: int = Field(
         default=2,
         ge=1,
         le=64,
-        description="intra-op threads of the ONNX Runtime session; idle ones sleep instead of spinning, "
-        "so 2 cut a query's embedding from 7.6 to 5.2 ms on 2 cores, no measurable cost at concurrency 8",
+        description="intra-op threads of the ONNX Runtime session (idle ones sleep instead of spinning)",
     )
     local_quantize: bool = Field(
         default=False,
-        description="run the ONNX model with int8 weights: about 2x faster per query (7.6 -> 3.4 ms), "
-        "LoCoMo recall unchanged, vectors at a cosine of ~0.99 to the float ones, so it is its own "
-        "embedding model (`<model>+int8`): switching needs `memoria embeddings reembed`",
+        description="run the ONNX model with int8 weights for every text; the vectors differ from the "
+        "float ones, so it is its own embedding model (`<model>+int8`): switching needs "
+        "`memoria embeddings reembed`",
     )
     local_quantize_queries: bool = Field(
         default=True,
-        description="embed recall queries (not stored memories) with the int8 weights: 5.8 -> 3.8 ms a "
-        "query; stored vectors, the model id and the index stay float, LoCoMo recall unchanged; applies "
-        "where the local ONNX runtime runs",
+        description="embed recall queries (not stored memories) with int8 weights; stored vectors, the "
+        "model id and the index stay float; applies where the local ONNX runtime runs",
     )
     onnx_cache_dir: Path = Field(
         default_factory=lambda: Path(platformdirs.user_cache_dir("memoria")) / "onnx",

@@ -14,7 +14,7 @@ import asyncpg
 from pgvector import HalfVector
 
 from app.db import transaction_with
-from app.embeddings import Embedder
+from app.embeddings import Embedder, EmbeddingError
 from app.graph import sql
 from app.graph.extract import Concept, extract_concepts
 from app.graph.settings import GraphSettings
@@ -42,6 +42,13 @@ async def unlink_memories(conn: asyncpg.Connection, memory_ids: Sequence[int]) -
     concept_ids = [r["concept_id"] for r in await conn.fetch(sql.DELETE_LINKS, ids)]
     if concept_ids:
         await conn.execute(sql.DROP_ORPHAN_CONCEPTS, sorted(set(concept_ids)))
+
+
+async def detach_memories(conn: asyncpg.Connection, namespace_id: int, memory_ids: Sequence[int]) -> None:
+    """Take the memories out of their namespace's graph inside the caller's transaction (a delete or
+    purge): locked like every graph write of the namespace, so it never deadlocks with indexing."""
+    await lock_graph(conn, {namespace_id})
+    await unlink_memories(conn, memory_ids)
 
 
 class GraphIndexer:
@@ -156,7 +163,7 @@ class GraphIndexer:
             return
         try:
             vectors = await self._embedder.embed_documents([display for _, _, display in new_concepts])
-        except Exception:
+        except EmbeddingError:
             log.warning("concept embedding failed; concepts stay name-only", exc_info=True)
             return
         await conn.execute(

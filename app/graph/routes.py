@@ -50,7 +50,7 @@ WITH RECURSIVE walk (id, depth) AS (
     UNION
     SELECT CASE WHEN e.source_id = w.id THEN e.target_id ELSE e.source_id END, w.depth + 1
     FROM walk w
-    JOIN concept_edges e ON (e.source_id = w.id OR e.target_id = w.id) AND e.valid_to IS NULL
+    JOIN concept_edges e ON (e.source_id = w.id OR e.target_id = w.id)
     WHERE w.depth < $2
 ),
 nodes AS (
@@ -62,7 +62,7 @@ SELECT {_CONCEPT_COLUMNS}, nodes.depth,
                 'relation', e.relation, 'evidence', e.evidence_memory_ids[1:5]
             )), '[]'::json)
         FROM concept_edges e
-        WHERE e.source_id = c.id AND e.target_id IN (SELECT id FROM nodes) AND e.valid_to IS NULL
+        WHERE e.source_id = c.id AND e.target_id IN (SELECT id FROM nodes)
        ) AS edges
 FROM nodes JOIN concepts c ON c.id = nodes.id JOIN namespaces n ON n.id = c.namespace_id
 ORDER BY nodes.depth, c.id
@@ -71,7 +71,7 @@ ORDER BY nodes.depth, c.id
 _NEIGHBORS = f"""
 SELECT s.id AS seed, {_CONCEPT_COLUMNS}, e.weight
 FROM unnest($1::bigint[]) AS s (id)
-JOIN concept_edges e ON (e.source_id = s.id OR e.target_id = s.id) AND e.valid_to IS NULL
+JOIN concept_edges e ON (e.source_id = s.id OR e.target_id = s.id)
 JOIN concepts c ON c.id = CASE WHEN e.source_id = s.id THEN e.target_id ELSE e.source_id END
 JOIN namespaces n ON n.id = c.namespace_id
 WHERE n.user_id = $2

@@ -13,13 +13,12 @@ class GraphSettings(Section):
         default=0.25,
         ge=0,
         le=10,
-        description="RRF weight of the graph leg (of 0.25/0.5/1/2, the only one that lowered overall "
-        "R@10 on neither LoCoMo dev corpus)",
+        description="RRF weight of the graph leg",
     )
     concept_embeddings: bool = Field(
         default=False,
         description="embed concept names: seeds the graph by nearest concepts and merges near-duplicates "
-        "(costs an embedding per new concept; did not help on locomo-dev)",
+        "(costs an embedding per new concept)",
     )
     max_concepts_per_memory: int = Field(default=12, ge=1, le=50)
     max_hops: int = Field(default=2, ge=1, le=2, description="hops walked out from the seeds (1 or 2)")

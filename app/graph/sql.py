@@ -101,8 +101,7 @@ INSERT INTO concept_edges AS e (namespace_id, source_id, target_id, weight, evid
 SELECT namespace_id, source_id, target_id, n, evidence[1:$3] FROM pairs
 ON CONFLICT (source_id, target_id, relation) DO UPDATE
 SET weight = e.weight + EXCLUDED.weight,
-    evidence_memory_ids = (EXCLUDED.evidence_memory_ids || e.evidence_memory_ids)[1:$3],
-    valid_to = NULL
+    evidence_memory_ids = (EXCLUDED.evidence_memory_ids || e.evidence_memory_ids)[1:$3]
 """
 
 COUNT_DOC_FREQ = """

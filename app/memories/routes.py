@@ -13,7 +13,7 @@ from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED, HTTP_204_NO_CON
 from msgspec import UNSET
 
 from app.auth import AuthUser
-from app.graph.indexer import GraphIndexer
+from app.graph import GraphIndexer
 from app.memories.schemas import Memory, MemoryIn, MemoryPage, MemoryPatch, StoreBatchResult, StoreResult
 from app.memories.service import ListFilters, MemoryService
 

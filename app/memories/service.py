@@ -18,9 +18,9 @@ from pgvector import HalfVector
 
 from app.core.time import as_utc
 from app.db import Database
-from app.embeddings import Embedded, Embedder, guarded
+from app.embeddings import Embedded, Embedder, EmbeddingError, guarded
 from app.errors import Conflict, InvalidInput, NotFound
-from app.graph.indexer import lock_graph, unlink_memories
+from app.graph import detach_memories
 from app.memories import sql
 from app.memories.schemas import Memory, MemoryIn, MemoryPage, MemoryPatch, StoreResult
 from app.memories.settings import MemorySettings
@@ -82,7 +82,7 @@ class MemoryService:
             return []
         try:
             return await self._router.embed_for_storage(texts, sensitive)
-        except Exception:
+        except EmbeddingError:
             log.warning("embedding failed; storing without embeddings (backfill later)", exc_info=True)
             return [None] * len(texts)
 
@@ -224,6 +224,5 @@ class MemoryService:
             namespace_id = await conn.fetchval(sql.OWNED_NAMESPACE, memory_id, user_id)
             if namespace_id is None:
                 raise NotFound(f"memory {memory_id} not found")
-            await lock_graph(conn, {namespace_id})
-            await unlink_memories(conn, [memory_id])
+            await detach_memories(conn, namespace_id, [memory_id])
             await conn.execute(sql.PURGE if purge else sql.SOFT_DELETE, memory_id, user_id)

@@ -13,7 +13,6 @@ import asyncpg
 
 from app.errors import InvalidInput, NotFound
 
-DEFAULT_NAMESPACE = "default"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}$")
 
 

@@ -1,6 +1,5 @@
 """Recall: hybrid lexical + dense search fused with weighted RRF in one SQL statement."""
 
-from app.recall.routes import recall_memories
 from app.recall.service import RecallService
 
-__all__ = ["RecallService", "recall_memories"]
+__all__ = ["RecallService"]

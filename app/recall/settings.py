@@ -14,7 +14,7 @@ class RecallSettings(Section):
         default=10,
         ge=1,
         le=1000,
-        description="k in the RRF term w / (k + rank); 10 beat 20 and 60 on locomo-dev (bench quality)",
+        description="k in the RRF term w / (k + rank)",
     )
     leg_depth: int = Field(default=50, ge=1, le=1000, description="candidates each leg contributes")
     weight_lexical: float = Field(default=1.0, ge=0, le=10)
@@ -26,7 +26,7 @@ class RecallSettings(Section):
         default=200,
         ge=1,
         le=1000,
-        description="hnsw.ef_search, SET LOCAL per recall (100 missed recall@10 0.98 on a half-table scope)",
+        description="hnsw.ef_search, SET LOCAL per recall: the HNSW candidate list (recall of the dense leg vs cost)",
     )
     iterative_scan: Literal["off", "relaxed_order", "strict_order"] = "relaxed_order"
     max_scan_tuples: int = Field(default=20000, ge=1, description="hnsw.max_scan_tuples for iterative scans")
@@ -36,8 +36,8 @@ class RecallSettings(Section):
     statement_timeout_ms: int = Field(default=2000, ge=1, description="SET LOCAL statement_timeout")
     generic_plan: bool = Field(
         default=True,
-        description="run the recall statement's cached generic plan instead of re-planning it per call "
-        "(2.5-3 ms); false plans each call with its values",
+        description="run the recall statement's cached generic plan instead of re-planning it per call; "
+        "false plans each call with its values",
     )
     exact_scan_below: int = Field(
         default=8000,

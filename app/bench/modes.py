@@ -1,0 +1,31 @@
+"""The recall modes both benchmarks name, as request leg weights: one word, one meaning.
+
+`lexical`, `dense` and `graph` run one leg alone (the others weighted 0); `lexical+dense` fuses the
+two text legs and leaves the concept graph out; `all` sends no weights, so recall runs with the
+configured defaults: every leg on. A figure labelled with a mode means the same recall in
+`bench quality` and in `bench latency`.
+"""
+
+from __future__ import annotations
+
+from app.recall.schemas import LegWeights
+
+LEXICAL = "lexical"
+DENSE = "dense"
+GRAPH = "graph"
+LEXICAL_DENSE = "lexical+dense"
+ALL = "all"
+
+MODE_WEIGHTS: dict[str, LegWeights | None] = {
+    LEXICAL: LegWeights(dense=0.0, graph=0.0),
+    DENSE: LegWeights(lexical=0.0, graph=0.0),
+    GRAPH: LegWeights(lexical=0.0, dense=0.0),
+    LEXICAL_DENSE: LegWeights(graph=0.0),
+    ALL: None,
+}
+
+
+def embeds_query(mode: str) -> bool:
+    """Whether a recall in `mode` embeds its query (every mode but lexical-only does)."""
+    weights = MODE_WEIGHTS[mode]
+    return weights is None or weights.dense != 0 or weights.graph != 0
