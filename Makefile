@@ -23,10 +23,13 @@ test: $(STAMP)
 	bash .ci/pgbouncer-tests.sh --install-only  # the pooler tests run against a real PgBouncer
 	HF_HUB_OFFLINE=1 $(BIN)/pytest
 
+# import-linter (the layers, README "Architecture"), ruff, ruff format, mypy --strict on app and tests.
 lint: $(STAMP)
+	$(BIN)/lint-imports
 	$(BIN)/ruff check app tests migrations
 	$(BIN)/ruff format --check app tests migrations
 	$(BIN)/mypy
+	$(BIN)/mypy migrations
 
 clean:
 	rm -rf $(VENV)

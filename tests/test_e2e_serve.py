@@ -7,7 +7,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -70,22 +70,26 @@ class Server:
                 self.proc.wait()
 
 
+ServerFactory = Callable[[], Server]
+
+
 @pytest.fixture
-def server_factory(env: dict[str, str]) -> Iterator[type[Server]]:
+def server_factory(env: dict[str, str]) -> Iterator[ServerFactory]:
+    """Starts `memoria serve` processes on the test environment; every one is stopped at the end."""
     started: list[Server] = []
 
-    class Tracked(Server):
-        def __init__(self, environ: dict[str, str] = env) -> None:
-            super().__init__(environ)
-            started.append(self)
+    def start() -> Server:
+        server = Server(env)
+        started.append(server)
+        return server
 
-    yield Tracked
+    yield start
     for server in started:
         server.stop()
 
 
 def test_serve_stores_over_http_and_survives_a_restart(
-    env: dict[str, str], server_factory: type[Server]
+    env: dict[str, str], server_factory: ServerFactory
 ) -> None:
     key = _cli(env, "keys", "create", "--user", "e2e", "--create-user")
     server = server_factory()
@@ -120,7 +124,7 @@ def test_serve_stores_over_http_and_survives_a_restart(
 
 
 def test_second_serve_on_the_same_data_dir_is_refused(
-    env: dict[str, str], server_factory: type[Server]
+    env: dict[str, str], server_factory: ServerFactory
 ) -> None:
     first = server_factory()
     first.wait_ready()

@@ -164,7 +164,7 @@ async def test_list_filters_by_namespace_category_tags_and_time(
     b = await store(client, alice, content="b", namespace="ns1", category="pref", tags=["x"])
     c = await store(client, alice, content="c", namespace="ns2", tags=["y"])
 
-    async def ids(params: dict[str, object]) -> set[int]:
+    async def ids(params: dict[str, str | list[str]]) -> set[int]:
         response = await client.get("/v1/memories", params=params, headers=alice)
         assert response.status_code == 200, response.text
         return {m["id"] for m in response.json()["items"]}

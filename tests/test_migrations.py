@@ -87,3 +87,32 @@ async def test_unmigrated_database_is_refused_with_a_hint(fresh_database: str) -
             await check_embedding_dimension(pool, "all-MiniLM-L6-v2", 384)
     finally:
         await pool.close()
+
+
+async def test_each_edge_end_leads_an_unconditional_index_so_deleting_a_concept_reads_no_edge_table(
+    conn: asyncpg.Connection,
+) -> None:
+    """`ON DELETE CASCADE` from `concepts` looks edges up by `source_id` and by `target_id`; a partial
+    index cannot serve that lookup, and without one every deleted concept scans `concept_edges`."""
+    rows = await conn.fetch(
+        """
+        SELECT a.attname AS leading, i.indpred IS NULL AS unconditional
+        FROM pg_index i
+        JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+        WHERE i.indrelid = 'concept_edges'::regclass
+        """
+    )
+    leading = {r["leading"] for r in rows if r["unconditional"]}
+    assert {"source_id", "target_id"} <= leading
+
+
+async def test_the_graph_holds_no_column_that_nothing_writes(conn: asyncpg.Connection) -> None:
+    columns = {
+        (r["table_name"], r["column_name"])
+        for r in await conn.fetch(
+            "SELECT table_name, column_name FROM information_schema.columns "
+            "WHERE table_name IN ('concept_edges', 'memory_concepts')"
+        )
+    }
+    assert ("concept_edges", "valid_to") not in columns
+    assert ("memory_concepts", "weight") not in columns

@@ -26,7 +26,7 @@ class RecallSettings(Section):
         default=200,
         ge=1,
         le=1000,
-        description="hnsw.ef_search, SET LOCAL per recall: the HNSW candidate list (recall of the dense leg vs cost)",
+        description="hnsw.ef_search, SET LOCAL per recall: the HNSW candidate list (dense recall vs cost)",
     )
     iterative_scan: Literal["off", "relaxed_order", "strict_order"] = "relaxed_order"
     max_scan_tuples: int = Field(default=20000, ge=1, description="hnsw.max_scan_tuples for iterative scans")

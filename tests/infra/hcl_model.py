@@ -67,7 +67,8 @@ def _clean(value: Any) -> Any:
 
 def load_hcl(path: Path) -> dict[str, Any]:
     with path.open(encoding="utf-8") as handle:
-        return _clean(hcl2.load(handle))
+        loaded: dict[str, Any] = _clean(hcl2.load(handle))
+    return loaded
 
 
 def as_text(value: Any) -> str:

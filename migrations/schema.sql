@@ -1,0 +1,520 @@
+--
+-- PostgreSQL database dump
+--
+
+
+
+
+--
+-- Name: vector; Type: EXTENSION; Schema: -; Owner: -
+--
+
+CREATE EXTENSION IF NOT EXISTS vector WITH SCHEMA public;
+
+
+--
+-- Name: EXTENSION vector; Type: COMMENT; Schema: -; Owner: -
+--
+
+COMMENT ON EXTENSION vector IS 'vector data type and ivfflat and hnsw access methods';
+
+
+--
+-- Name: memoria_tags_text(text[]); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.memoria_tags_text(tags text[]) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN COALESCE(array_to_string(tags, ' '::text), ''::text);
+
+
+
+
+--
+-- Name: alembic_version; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.alembic_version (
+    version_num character varying(32) NOT NULL
+);
+
+
+--
+-- Name: api_keys; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.api_keys (
+    id bigint NOT NULL,
+    user_id bigint NOT NULL,
+    prefix text NOT NULL,
+    key_hash bytea NOT NULL,
+    label text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    revoked_at timestamp with time zone
+);
+
+
+--
+-- Name: api_keys_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.api_keys ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.api_keys_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
+-- Name: concept_edges; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.concept_edges (
+    id bigint NOT NULL,
+    namespace_id bigint NOT NULL,
+    source_id bigint NOT NULL,
+    target_id bigint NOT NULL,
+    relation text DEFAULT 'co_occurs'::text NOT NULL,
+    weight real DEFAULT 1 NOT NULL,
+    evidence_memory_ids bigint[] DEFAULT '{}'::bigint[] NOT NULL,
+    valid_from timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT concept_edges_check CHECK ((source_id <> target_id))
+);
+
+
+--
+-- Name: concept_edges_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.concept_edges ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.concept_edges_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
+-- Name: concepts; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.concepts (
+    id bigint NOT NULL,
+    namespace_id bigint NOT NULL,
+    name text NOT NULL,
+    display_name text NOT NULL,
+    aliases text[] DEFAULT '{}'::text[] NOT NULL,
+    kind text,
+    embedding public.halfvec(384),
+    doc_freq integer DEFAULT 0 NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+
+--
+-- Name: concepts_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.concepts ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.concepts_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
+-- Name: memoria_meta; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.memoria_meta (
+    key text NOT NULL,
+    value text NOT NULL
+);
+
+
+--
+-- Name: memories; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.memories (
+    id bigint NOT NULL,
+    namespace_id bigint NOT NULL,
+    content text NOT NULL,
+    category text,
+    tags text[] DEFAULT '{}'::text[] NOT NULL,
+    importance real DEFAULT 0.5 NOT NULL,
+    expanded_keywords text,
+    is_sensitive boolean DEFAULT false NOT NULL,
+    source text,
+    metadata jsonb DEFAULT '{}'::jsonb NOT NULL,
+    content_hash bytea NOT NULL,
+    embedding public.halfvec(384),
+    embedding_model text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    deleted_at timestamp with time zone,
+    search_vector tsvector GENERATED ALWAYS AS ((((setweight(to_tsvector('english'::regconfig, content), 'A'::"char") || setweight(to_tsvector('english'::regconfig, COALESCE(expanded_keywords, ''::text)), 'B'::"char")) || setweight(to_tsvector('english'::regconfig, public.memoria_tags_text(tags)), 'C'::"char")) || setweight(to_tsvector('english'::regconfig, COALESCE(category, ''::text)), 'D'::"char"))) STORED,
+    CONSTRAINT memories_category_check CHECK (((char_length(category) >= 1) AND (char_length(category) <= 64))),
+    CONSTRAINT memories_content_check CHECK (((char_length(content) >= 1) AND (char_length(content) <= 100000))),
+    CONSTRAINT memories_importance_check CHECK (((importance >= (0)::double precision) AND (importance <= (1)::double precision)))
+);
+
+
+--
+-- Name: memories_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.memories ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.memories_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
+-- Name: memory_concepts; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.memory_concepts (
+    memory_id bigint NOT NULL,
+    concept_id bigint NOT NULL
+);
+
+
+--
+-- Name: namespaces; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.namespaces (
+    id bigint NOT NULL,
+    user_id bigint NOT NULL,
+    name text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    graph_memories integer DEFAULT 0 NOT NULL,
+    CONSTRAINT namespaces_name_check CHECK (((char_length(name) >= 1) AND (char_length(name) <= 200)))
+);
+
+
+--
+-- Name: namespaces_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.namespaces ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.namespaces_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
+-- Name: users; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.users (
+    id bigint NOT NULL,
+    name text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT users_name_check CHECK (((char_length(name) >= 1) AND (char_length(name) <= 128)))
+);
+
+
+--
+-- Name: users_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.users ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.users_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
+-- Name: alembic_version alembic_version_pkc; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.alembic_version
+    ADD CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num);
+
+
+--
+-- Name: api_keys api_keys_key_hash_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.api_keys
+    ADD CONSTRAINT api_keys_key_hash_key UNIQUE (key_hash);
+
+
+--
+-- Name: api_keys api_keys_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.api_keys
+    ADD CONSTRAINT api_keys_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: concept_edges concept_edges_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.concept_edges
+    ADD CONSTRAINT concept_edges_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: concept_edges concept_edges_source_id_target_id_relation_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.concept_edges
+    ADD CONSTRAINT concept_edges_source_id_target_id_relation_key UNIQUE (source_id, target_id, relation);
+
+
+--
+-- Name: concepts concepts_namespace_id_name_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.concepts
+    ADD CONSTRAINT concepts_namespace_id_name_key UNIQUE (namespace_id, name);
+
+
+--
+-- Name: concepts concepts_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.concepts
+    ADD CONSTRAINT concepts_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: memoria_meta memoria_meta_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.memoria_meta
+    ADD CONSTRAINT memoria_meta_pkey PRIMARY KEY (key);
+
+
+--
+-- Name: memories memories_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.memories
+    ADD CONSTRAINT memories_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: memory_concepts memory_concepts_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.memory_concepts
+    ADD CONSTRAINT memory_concepts_pkey PRIMARY KEY (memory_id, concept_id);
+
+
+--
+-- Name: namespaces namespaces_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.namespaces
+    ADD CONSTRAINT namespaces_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: namespaces namespaces_user_id_name_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.namespaces
+    ADD CONSTRAINT namespaces_user_id_name_key UNIQUE (user_id, name);
+
+
+--
+-- Name: users users_name_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.users
+    ADD CONSTRAINT users_name_key UNIQUE (name);
+
+
+--
+-- Name: users users_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.users
+    ADD CONSTRAINT users_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: api_keys_user_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX api_keys_user_idx ON public.api_keys USING btree (user_id);
+
+
+--
+-- Name: concept_edges_source_strongest_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX concept_edges_source_strongest_idx ON public.concept_edges USING btree (source_id, weight DESC);
+
+
+--
+-- Name: concept_edges_target_strongest_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX concept_edges_target_strongest_idx ON public.concept_edges USING btree (target_id, weight DESC);
+
+
+--
+-- Name: concepts_aliases_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX concepts_aliases_idx ON public.concepts USING gin (aliases);
+
+
+--
+-- Name: concepts_embedding_hnsw_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX concepts_embedding_hnsw_idx ON public.concepts USING hnsw (embedding public.halfvec_cosine_ops) WITH (m='16', ef_construction='64');
+
+
+--
+-- Name: memories_embedding_hnsw_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX memories_embedding_hnsw_idx ON public.memories USING hnsw (embedding public.halfvec_cosine_ops) WITH (m='16', ef_construction='64');
+
+
+--
+-- Name: memories_ns_created_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX memories_ns_created_idx ON public.memories USING btree (namespace_id, created_at DESC, id DESC);
+
+
+--
+-- Name: memories_ns_hash_live_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX memories_ns_hash_live_idx ON public.memories USING btree (namespace_id, content_hash) WHERE (deleted_at IS NULL);
+
+
+--
+-- Name: memories_search_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX memories_search_idx ON public.memories USING gin (search_vector);
+
+
+--
+-- Name: memories_tags_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX memories_tags_idx ON public.memories USING gin (tags);
+
+
+--
+-- Name: memories_unembedded_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX memories_unembedded_idx ON public.memories USING btree (id) WHERE ((embedding IS NULL) AND (deleted_at IS NULL));
+
+
+--
+-- Name: memory_concepts_concept_memory_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX memory_concepts_concept_memory_idx ON public.memory_concepts USING btree (concept_id, memory_id DESC);
+
+
+--
+-- Name: api_keys api_keys_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.api_keys
+    ADD CONSTRAINT api_keys_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
+
+
+--
+-- Name: concept_edges concept_edges_namespace_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.concept_edges
+    ADD CONSTRAINT concept_edges_namespace_id_fkey FOREIGN KEY (namespace_id) REFERENCES public.namespaces(id) ON DELETE CASCADE;
+
+
+--
+-- Name: concept_edges concept_edges_source_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.concept_edges
+    ADD CONSTRAINT concept_edges_source_id_fkey FOREIGN KEY (source_id) REFERENCES public.concepts(id) ON DELETE CASCADE;
+
+
+--
+-- Name: concept_edges concept_edges_target_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.concept_edges
+    ADD CONSTRAINT concept_edges_target_id_fkey FOREIGN KEY (target_id) REFERENCES public.concepts(id) ON DELETE CASCADE;
+
+
+--
+-- Name: concepts concepts_namespace_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.concepts
+    ADD CONSTRAINT concepts_namespace_id_fkey FOREIGN KEY (namespace_id) REFERENCES public.namespaces(id) ON DELETE CASCADE;
+
+
+--
+-- Name: memories memories_namespace_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.memories
+    ADD CONSTRAINT memories_namespace_id_fkey FOREIGN KEY (namespace_id) REFERENCES public.namespaces(id) ON DELETE CASCADE;
+
+
+--
+-- Name: memory_concepts memory_concepts_concept_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.memory_concepts
+    ADD CONSTRAINT memory_concepts_concept_id_fkey FOREIGN KEY (concept_id) REFERENCES public.concepts(id) ON DELETE CASCADE;
+
+
+--
+-- Name: memory_concepts memory_concepts_memory_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.memory_concepts
+    ADD CONSTRAINT memory_concepts_memory_id_fkey FOREIGN KEY (memory_id) REFERENCES public.memories(id) ON DELETE CASCADE;
+
+
+--
+-- Name: namespaces namespaces_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.namespaces
+    ADD CONSTRAINT namespaces_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
+
+
+--
+-- PostgreSQL database dump complete
+--
