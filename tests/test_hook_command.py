@@ -2,6 +2,11 @@
 
 A real `memoria serve`, a port nobody listens on, and a socket that accepts and never answers: in
 every case the hook exits 0, prints either one JSON answer or nothing, and stays within its budget.
+
+Timing is checked from the outside, around a process spawn, so the bounds carry HEADROOM_S: on a
+loaded 2-core CI machine a spawn, start-up and exit can take half a second and more. What the tests
+pin down is behaviour that does not depend on the machine's speed: the hook log names the budget
+that ran out, and a server that must not be asked is checked for a connection.
 """
 
 from __future__ import annotations
@@ -31,7 +36,9 @@ pytestmark = pytest.mark.e2e
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = REPO_ROOT / "scripts" / "memoria-hook"
 BUDGET_S = 1.5
-SLACK_S = 0.2
+#: Beyond the budget: spawn, interpreter exit and the parent's wake-up on a busy machine. A hook that
+#: ignored its budget against a server that never answers would run into the 30 s process timeout.
+HEADROOM_S = 1.0
 
 
 class Memoria:
@@ -96,13 +103,35 @@ def memoria(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memoria]:
         yield running
 
 
+class HangingServer:
+    """A listening socket nobody answers on: the kernel accepts connections into the backlog."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+    def was_asked(self) -> bool:
+        """Whether anyone connected (a closed connection still waits in the backlog to be accepted)."""
+        self._sock.setblocking(False)
+        try:
+            conn, _ = self._sock.accept()
+        except BlockingIOError:
+            return False
+        conn.close()
+        return True
+
+
 @pytest.fixture
-def hanging_url() -> Iterator[str]:
-    """A server that accepts connections (the kernel does, from the backlog) and never answers."""
+def hanging() -> Iterator[HangingServer]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         sock.listen(16)
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+        yield HangingServer(sock)
+
+
+@pytest.fixture
+def hanging_url(hanging: HangingServer) -> str:
+    return hanging.url
 
 
 @pytest.fixture
@@ -155,7 +184,7 @@ def run_hook(
     return Run(done, time.monotonic() - start, log)
 
 
-def assert_silent(run: Run, within: float = BUDGET_S + SLACK_S) -> None:
+def assert_silent(run: Run, within: float = BUDGET_S + HEADROOM_S) -> None:
     assert run.returncode == 0, run.stderr
     assert run.stdout == ""
     assert run.elapsed < within, f"took {run.elapsed:.2f} s"
@@ -236,7 +265,7 @@ def test_stopped_server_exits_quietly_within_budget(home: Path) -> None:
 def test_hanging_server_is_abandoned_at_the_budget(home: Path, hanging_url: str) -> None:
     run = run_hook(home, event("How do we deploy the service?", home), url=hanging_url)
     assert_silent(run)
-    assert run.elapsed >= BUDGET_S - 0.1
+    assert run.elapsed >= BUDGET_S - 0.1  # it did wait for the server, as long as it was allowed to
     assert "gave up after the 1.50 s budget" in run.log
 
 
@@ -248,7 +277,8 @@ def test_the_memoria_command_also_stops_at_the_budget(home: Path, hanging_url: s
         url=hanging_url,
         argv=[MEMORIA, "hook", "user-prompt-submit"],
     )
-    assert_silent(run, within=max(BUDGET_S, import_seconds()) + SLACK_S)
+    assert_silent(run, within=max(BUDGET_S, import_seconds()) + HEADROOM_S)
+    assert run.log  # why it stayed silent: the budget, or no time left to reach the server
 
 
 def import_seconds() -> float:
@@ -265,7 +295,8 @@ def test_budget_is_configurable(home: Path, hanging_url: str) -> None:
         url=hanging_url,
         extra_env={"MEMORIA_CLIENT__HOOK_BUDGET_S": "0.4"},
     )
-    assert_silent(run, within=0.4 + SLACK_S)
+    assert_silent(run, within=0.4 + HEADROOM_S)  # below the default budget's 1.5 s
+    assert "gave up after the 0.40 s budget" in run.log
 
 
 def test_stdin_that_never_closes_is_abandoned_at_the_budget(home: Path, hanging_url: str) -> None:
@@ -283,24 +314,36 @@ def test_stdin_that_never_closes_is_abandoned_at_the_budget(home: Path, hanging_
         elapsed = time.monotonic() - start
         out = proc.stdout.read()
     assert proc.returncode == 0 and out == b""
-    assert elapsed < 0.5 + SLACK_S
-    assert "budget" in log.read_text()
+    assert elapsed < 0.5 + HEADROOM_S
+    assert "gave up after the 0.50 s budget" in log.read_text()
 
 
 @pytest.mark.parametrize("stdin", [b"", b"not json", b'{"prompt": "unterminated', b"[1, 2]", b"\xff\xfe"])
 def test_bad_event_on_stdin_exits_quietly_without_calling_the_server(
-    home: Path, hanging_url: str, stdin: bytes
+    home: Path, hanging: HangingServer, stdin: bytes
 ) -> None:
-    run = run_hook(home, stdin, url=hanging_url)
-    assert_silent(run, within=0.5)  # far below the budget: the hung server was never asked
+    run = run_hook(home, stdin, url=hanging.url)
+    assert_silent(run, within=BUDGET_S)  # asking the hung server would have taken the whole budget
     assert "stdin" in run.log
+    assert not hanging.was_asked()
 
 
-def test_bad_arguments_fail_open(home: Path, hanging_url: str) -> None:
-    argv = [sys.executable, "-S", str(SCRIPT), "--frobnicate"]
-    run = run_hook(home, event("How do we deploy?", home), url=hanging_url, argv=argv)
-    assert_silent(run, within=0.5)
+@pytest.mark.parametrize(
+    ("argv", "within"),
+    [
+        # asking the hung server would have taken the whole budget
+        ([sys.executable, "-S", str(SCRIPT), "--frobnicate"], BUDGET_S),
+        # `memoria` imports for a good second before it even parses; only a hang matters here
+        ([MEMORIA, "hook", "user-prompt-submit", "--url"], 10.0),
+    ],
+    ids=["script", "memoria-command"],
+)
+def test_bad_arguments_fail_open(home: Path, hanging: HangingServer, argv: list[str], within: float) -> None:
+    """Exit 2 would block the person's prompt, so even a bad command line exits 0 and is logged."""
+    run = run_hook(home, event("How do we deploy?", home), url=hanging.url, argv=argv)
+    assert_silent(run, within=within)
     assert "bad arguments" in run.log
+    assert not hanging.was_asked()
 
 
 def test_the_log_is_capped(home: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import shlex
 from pathlib import Path
 from typing import Any
@@ -167,3 +168,16 @@ def test_file_permissions_are_kept(home: Path) -> None:
     path.chmod(0o600)
     cli(home, "hook", "install")
     assert path.stat().st_mode & 0o777 == 0o600
+
+
+def test_the_hook_command_explains_itself_with_help(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--help` is the one argument click handles; everything else goes to the fail-open hook."""
+
+    def exit_without_killing_pytest(code: int) -> None:  # the hook ends with os._exit
+        raise SystemExit(code)
+
+    monkeypatch.setattr(os, "_exit", exit_without_killing_pytest)
+    result = cli(home, "hook", "user-prompt-submit", "--help")
+    assert result.exit_code == 0, result.output
+    assert "event JSON on stdin" in result.output
+    assert "--url URL" in result.output and "--namespace NAME" in result.output

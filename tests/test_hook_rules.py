@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from app.client.namespace import namespace_for_cwd, repo_namespace
 from app.hooks.context import render
-from app.hooks.namespace import namespace_for_cwd, repo_namespace
 from app.hooks.policy import MAX_QUERY_CHARS, judge
 from app.namespaces import validate_namespace_name
 from app.recall.schemas import RecallHit

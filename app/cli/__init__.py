@@ -23,13 +23,12 @@ def main(verbose: bool) -> None:
 
 
 def _register() -> None:
-    from app.bench.commands import bench
     from app.cli import admin
+    from app.cli.bench import bench
+    from app.cli.client import COMMANDS as CLIENT_COMMANDS
     from app.cli.embeddings import embeddings
     from app.cli.graph import graph
-    from app.client.cli import COMMANDS as CLIENT_COMMANDS
-    from app.hooks.bench import bench_hook
-    from app.hooks.cli import hook
+    from app.cli.hooks import bench_hook, hook
 
     for command in (*admin.COMMANDS, *CLIENT_COMMANDS, bench, graph, embeddings, hook):
         main.add_command(command)

@@ -12,16 +12,34 @@ from typing import Any
 import click
 import httpx
 
-from app.client.config import api_key, load_settings
+from app.client.environment import ENV_API_KEY, KeyFileError, read_key_file
 from app.client.settings import ClientSettings
 
 
-class ApiError(click.ClickException):
-    """Printed by click as `Error: <message>` with exit status 1."""
+class RequestFailed(click.ClickException):
+    """A call to the API that did not succeed: unreachable, too slow, or answered non-2xx (`status`).
+
+    Printed by click as `Error: <message>` with exit status 1. Not `app.errors.ApiError`, which is
+    the server's side: a problem the server answers with.
+    """
 
     def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
+
+
+def api_key(client: ClientSettings) -> str:
+    """`MEMORIA_CLIENT__API_KEY` (or `.env`), else the key file, which must be readable by its owner only."""
+    if client.api_key is not None and client.api_key.get_secret_value().strip():
+        return client.api_key.get_secret_value().strip()
+    try:
+        return read_key_file(client.key_file)
+    except KeyFileError as exc:
+        if not client.key_file.exists():
+            raise click.ClickException(
+                f"no API key: set {ENV_API_KEY} or save one with `memoria login`"
+            ) from exc
+        raise click.ClickException(str(exc)) from exc
 
 
 def _detail(response: httpx.Response) -> str:
@@ -44,8 +62,8 @@ class Api:
         self._timeout = timeout
 
     @classmethod
-    def from_settings(cls, client: ClientSettings | None = None, *, need_key: bool = True) -> Api:
-        client = client or load_settings().client
+    def from_settings(cls, client: ClientSettings, *, need_key: bool = True) -> Api:
+        """A client for `client.url` with the configured key (none for `/readyz` and the like)."""
         return cls(client.url, api_key(client) if need_key else None, client.timeout_s)
 
     def close(self) -> None:
@@ -58,20 +76,20 @@ class Api:
         self.close()
 
     def send(self, method: str, path: str, *, accept: tuple[int, ...] = (), **kwargs: Any) -> httpx.Response:
-        """The response when it is 2xx (or listed in `accept`), else an ApiError naming the cause."""
+        """The response when it is 2xx (or listed in `accept`), else RequestFailed naming the cause."""
         try:
             response = self._http.request(method, path, **kwargs)
         except httpx.ConnectError as exc:
-            raise ApiError(f"cannot reach Memoria at {self.url} (is `memoria serve` running?)") from exc
+            raise RequestFailed(f"cannot reach Memoria at {self.url} (is `memoria serve` running?)") from exc
         except httpx.TimeoutException as exc:
-            raise ApiError(f"Memoria at {self.url} did not answer within {self._timeout:g} s") from exc
+            raise RequestFailed(f"Memoria at {self.url} did not answer within {self._timeout:g} s") from exc
         except httpx.HTTPError as exc:
-            raise ApiError(f"request to {self.url} failed: {exc}") from exc
+            raise RequestFailed(f"request to {self.url} failed: {exc}") from exc
         if response.is_success or response.status_code in accept:
             return response
         if response.status_code == 401:
-            raise ApiError(f"the API key was refused ({_detail(response)})", 401)
-        raise ApiError(
+            raise RequestFailed(f"the API key was refused ({_detail(response)})", 401)
+        raise RequestFailed(
             f"{response.status_code} {response.reason_phrase}: {_detail(response)}", response.status_code
         )
 

@@ -6,25 +6,32 @@ from pathlib import Path
 
 from pydantic import Field, SecretStr
 
+from app.client.environment import (
+    DEFAULT_HOOK_BUDGET_S,
+    DEFAULT_URL,
+    default_hook_log,
+    default_key_file,
+)
 from app.core.settings import Section
-from app.hooks.command import default_hook_log as _default_hook_log
-from app.hooks.command import default_key_file as _default_key_file
 
 
 class ClientSettings(Section):
     """How `memoria` client commands and the command hook reach a server (`scripts/memoria-hook` reads
     the same `MEMORIA_CLIENT__*` variables, but not `.env`)."""
 
-    url: str = Field(default="http://127.0.0.1:8080", description="Base URL of the Memoria API.")
+    url: str = Field(default=DEFAULT_URL, description="Base URL of the Memoria API.")
     api_key: SecretStr | None = Field(default=None, description="API key; else read from key_file.")
     key_file: Path = Field(
-        default_factory=lambda: Path(_default_key_file()),
+        default_factory=lambda: Path(default_key_file()),
         description="File holding the API key (must be chmod 600).",
     )
     timeout_s: float = Field(default=10.0, gt=0, le=600, description="Per-request timeout of CLI commands.")
     hook_budget_s: float = Field(
-        default=1.5, gt=0, le=60, description="Hard total time of one command-hook run (spawn to exit)."
+        default=DEFAULT_HOOK_BUDGET_S,
+        gt=0,
+        le=60,
+        description="Hard total time of one command-hook run (spawn to exit).",
     )
     hook_log: Path = Field(
-        default_factory=lambda: Path(_default_hook_log()), description="Where the command hook logs."
+        default_factory=lambda: Path(default_hook_log()), description="Where the command hook logs."
     )

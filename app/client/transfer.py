@@ -1,4 +1,4 @@
-"""`memoria export` / `memoria import`: memories as JSON Lines, streamed both ways.
+"""Memories as JSON Lines, streamed both ways (behind `memoria export` / `memoria import`).
 
 One memory per line in the shape `POST /v1/memories` takes, so an export is also a valid import
 and files can be written by hand or by other tools. Both directions stream (a page or a batch at a
@@ -9,8 +9,7 @@ deduplicates by content hash within a namespace: rerunning an interrupted import
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -18,7 +17,7 @@ import click
 from rich.progress import BarColumn, DownloadColumn, MofNCompleteColumn, Progress, TextColumn
 
 from app.client.api import Api
-from app.client.render import console, err_console
+from app.client.render import err_console
 
 #: The fields of a stored memory that `POST /v1/memories` accepts; others (id, dates) are dropped.
 FIELDS = (
@@ -45,29 +44,28 @@ def _progress(show: bool) -> Progress:
     )
 
 
-@click.command()
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Default: stdout.")
-@click.option("-n", "--namespace", multiple=True, help="Repeatable. Default: every namespace.")
-@click.option("--include-sensitive", is_flag=True, help="Sensitive memories are left out unless asked.")
-def export(output: Path | None, namespace: tuple[str, ...], include_sensitive: bool) -> None:
-    """Write memories as JSON Lines (newest first), ready for `memoria import`."""
-    with Api.from_settings() as api:
-        counts = {ns["name"]: ns["memories"] for ns in api.json("GET", "/v1/namespaces")}
-        total = sum(n for name, n in counts.items() if not namespace or name in namespace)
-        params = {"namespace": list(namespace) or None, "include_sensitive": str(include_sensitive).lower()}
-        out: IO[str] = output.open("w", encoding="utf-8") if output else sys.stdout
-        written = 0
-        try:
-            with _progress(output is not None and err_console().is_terminal) as progress:
-                task = progress.add_task("exporting", total=total or None)
-                for memory in api.memories(params):
-                    out.write(json.dumps({k: memory.get(k) for k in FIELDS}, ensure_ascii=False) + "\n")
-                    written += 1
-                    progress.advance(task)
-        finally:
-            if output:
-                out.close()
-    err_console().print(f"exported {written} memories{f' to {output}' if output else ''}")
+def count_memories(api: Api, namespaces: Sequence[str]) -> int:
+    """How many memories an export of `namespaces` (all when empty) will write: the progress total."""
+    counts = {ns["name"]: ns["memories"] for ns in api.json("GET", "/v1/namespaces")}
+    return sum(n for name, n in counts.items() if not namespaces or name in namespaces)
+
+
+def export_memories(
+    api: Api, out: IO[str], namespaces: Sequence[str], include_sensitive: bool, total: int | None = None
+) -> int:
+    """Write the memories of `namespaces` (all when empty), newest first, one per line; how many.
+
+    With `total`, a progress bar on stderr when it is a terminal.
+    """
+    params = {"namespace": list(namespaces) or None, "include_sensitive": str(include_sensitive).lower()}
+    written = 0
+    with _progress(total is not None and err_console().is_terminal) as progress:
+        task = progress.add_task("exporting", total=total or None)
+        for memory in api.memories(params):
+            out.write(json.dumps({k: memory.get(k) for k in FIELDS}, ensure_ascii=False) + "\n")
+            written += 1
+            progress.advance(task)
+    return written
 
 
 def _lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
@@ -89,12 +87,8 @@ def _memory(number: int, line: bytes, namespace: str | None) -> dict[str, Any]:
     return memory
 
 
-@click.command("import")
-@click.argument("file", type=click.File("rb"))
-@click.option("-n", "--namespace", help="Store everything in this namespace instead of each line's.")
-@click.option("--batch-size", type=click.IntRange(1, 1000), default=100, show_default=True)
-def import_(file: IO[bytes], namespace: str | None, batch_size: int) -> None:
-    """Store the memories in FILE (JSON Lines; "-" for stdin). Rerunning it stores nothing twice."""
+def import_memories(api: Api, file: IO[bytes], namespace: str | None, batch_size: int) -> tuple[int, int]:
+    """Store every line of `file` in batches; (newly stored, already present). Safe to rerun."""
     stored = duplicates = 0
     size = _size(file)
 
@@ -109,7 +103,7 @@ def import_(file: IO[bytes], namespace: str | None, batch_size: int) -> None:
         duplicates += sum(r["duplicate"] for r in results)
         stored += sum(not r["duplicate"] for r in results)
 
-    with Api.from_settings() as api, _bytes_progress(size) as progress:
+    with _bytes_progress(size) as progress:
         task = progress.add_task("importing", total=size)
         batch: list[dict[str, Any]] = []
         first = 0
@@ -123,7 +117,7 @@ def import_(file: IO[bytes], namespace: str | None, batch_size: int) -> None:
                 batch = []
         if batch:
             flush(batch, first)
-    console().print(f"imported {stored + duplicates} memories: {stored} new, {duplicates} already present")
+    return stored, duplicates
 
 
 def _size(file: IO[bytes]) -> int | None:

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import quote
 
-from app.hooks.command import DEFAULT_URL, ENV_API_KEY, HOOK_PATH
+from app.client.environment import DEFAULT_URL, ENV_API_KEY
+from app.hooks.command import HOOK_PATH
 
 Scope = Literal["user", "project", "local"]
 Mode = Literal["http", "command"]

@@ -20,9 +20,9 @@ from litestar.params import FromQuery, JSONBody
 from litestar.status_codes import HTTP_200_OK
 
 from app.auth import AuthUser
+from app.client.namespace import namespace_for_cwd
 from app.errors import ApiError, NotFound
 from app.hooks.context import render
-from app.hooks.namespace import namespace_for_cwd
 from app.hooks.policy import judge
 from app.hooks.settings import HookSettings
 from app.recall.schemas import RecallRequest

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pydantic import Field, model_validator
 
 from app.core.settings import Section
+from app.errors import InvalidInput
+from app.namespaces.service import validate_namespace_name
 
 
 class HookSettings(Section):
@@ -32,9 +34,11 @@ class HookSettings(Section):
 
     @model_validator(mode="after")
     def _names_are_valid(self) -> HookSettings:
-        from app.hooks.namespace import check_namespace
-
+        """A mapped or default namespace the API would refuse fails at start, not on every prompt."""
         for name in [*self.namespace_map.values(), self.default_namespace]:
             if name is not None:
-                check_namespace(name)
+                try:
+                    validate_namespace_name(name)
+                except InvalidInput as exc:
+                    raise ValueError(exc.detail) from exc
         return self

@@ -6,28 +6,25 @@ because the same repository is checked out at different paths on different machi
 share its memories; two repositories with the same basename can be told apart with the mapping.
 When `cwd` does not exist here (the server runs on another machine), the basename of `cwd` itself
 stands in for the repository root, since Claude Code is normally started at the repository root.
+
+Two callers need the same answer: the `memoria` commands (what you remember here comes back here)
+and the server's hook endpoint, which imports it from here (hooks may import client). It loads the
+standard library only, without typing or pathlib at run time, so the command hook could use it too
+without slowing its start-up.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 REPO_PREFIX = "repo:"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._@+-]+")
 _MAX_DEPTH = 64
-
-
-def check_namespace(name: str) -> str:
-    """Raise ValueError unless `name` is a namespace the API accepts (one rule, in app.namespaces)."""
-    from app.errors import ApiError
-    from app.namespaces.service import validate_namespace_name
-
-    try:
-        return validate_namespace_name(name)
-    except ApiError as exc:
-        raise ValueError(exc.detail) from exc
 
 
 def repo_namespace(root: str) -> str | None:
@@ -64,6 +61,7 @@ def _mapped(cwd: str, mapping: Mapping[str, str]) -> str | None:
 def namespace_for_cwd(
     cwd: str | None, mapping: Mapping[str, str] | None = None, default: str | None = None
 ) -> str | None:
+    """The namespace for `cwd`: mapped prefix, else `repo:<git root basename>`, else `default`."""
     if not cwd or "\x00" in cwd:
         return default
     cwd = os.path.normpath(os.path.expanduser(cwd))

@@ -1,4 +1,8 @@
-"""`memoria remember | recall | list | forget | status | login`: the API from a terminal."""
+"""`memoria remember | recall | list | forget | import | export | status | login`: the API from a terminal.
+
+The commands only parse options, load the settings once and print; talking to the server, the
+key file and JSON Lines streaming live in `app.client`, which gets `settings.client` passed in.
+"""
 
 from __future__ import annotations
 
@@ -6,20 +10,22 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import click
 
-from app.client.api import Api, ApiError
-from app.client.config import load_settings
+from app.cli.config import settings
+from app.client.api import Api, RequestFailed
+from app.client.environment import write_key_file
+from app.client.namespace import namespace_for_cwd
 from app.client.render import console, err_console, memory_table, print_json, recall_table
-from app.client.transfer import export, import_
-from app.hooks.namespace import namespace_for_cwd
+from app.client.transfer import count_memories, export_memories, import_memories
+from app.settings import Settings
 
 
-def current_namespace() -> str:
+def current_namespace(config: Settings) -> str:
     """The namespace the hook recalls from in this directory, so what you remember here comes back here."""
-    hooks = load_settings().hooks
+    hooks = config.hooks
     return namespace_for_cwd(os.getcwd(), hooks.namespace_map, hooks.default_namespace) or "default"
 
 
@@ -46,11 +52,12 @@ def remember(
     sensitive: bool,
 ) -> None:
     """Store CONTENT as a memory ("-" reads it from stdin)."""
+    config = settings()
     if content == "-":
         content = sys.stdin.read().strip()
     body: dict[str, Any] = {
         "content": content,
-        "namespace": namespace or current_namespace(),
+        "namespace": namespace or current_namespace(config),
         "tags": _split(tags),
         "importance": importance,
         "is_sensitive": sensitive,
@@ -58,7 +65,7 @@ def remember(
     }
     if category:
         body["category"] = category
-    with Api.from_settings() as api:
+    with Api.from_settings(config.client) as api:
         stored = api.json("POST", "/v1/memories", json=body)
     verb = "already remembered as" if stored["duplicate"] else "remembered"
     console().print(f"{verb} #{stored['id']} in {stored['namespace']}")
@@ -84,7 +91,8 @@ def recall(
     as_json: bool,
 ) -> None:
     """Find the memories that matter for QUERY (hybrid lexical + dense search)."""
-    names = [*namespace, *([current_namespace()] if here else [])]
+    config = settings()
+    names = [*namespace, *([current_namespace(config)] if here else [])]
     filters: dict[str, Any] = {}
     if category:
         filters["category"] = category
@@ -93,7 +101,7 @@ def recall(
     body: dict[str, Any] = {"query": query, "limit": limit, "explain": True, "filters": filters}
     if names:
         body["namespaces"] = names
-    with Api.from_settings() as api:
+    with Api.from_settings(config.client) as api:
         result = api.json("POST", "/v1/recall", json=body)
     if as_json:
         print_json(result)
@@ -134,7 +142,7 @@ def list_memories(
         "tags": _split(tags) or None,
         "include_sensitive": str(include_sensitive).lower(),
     }
-    with Api.from_settings() as api:
+    with Api.from_settings(settings().client) as api:
         items: list[dict[str, Any]] = []
         for item in api.memories(params, page_size=limit):
             items.append(item)
@@ -154,12 +162,12 @@ def list_memories(
 @click.option("--purge", is_flag=True, help="Remove the row instead of soft-deleting it.")
 def forget(memory_id: int, purge: bool) -> None:
     """Delete memory MEMORY_ID (soft: it can still be read with include_deleted)."""
-    with Api.from_settings() as api:
+    with Api.from_settings(settings().client) as api:
         try:
             api.send("DELETE", f"/v1/memories/{memory_id}", params={"purge": str(purge).lower()})
-        except ApiError as exc:
+        except RequestFailed as exc:
             if exc.status == 404:
-                raise ApiError(f"no memory #{memory_id} (or it is not yours)", 404) from exc
+                raise RequestFailed(f"no memory #{memory_id} (or it is not yours)", 404) from exc
             raise
     console().print(f"{'purged' if purge else 'forgot'} #{memory_id}")
 
@@ -167,7 +175,7 @@ def forget(memory_id: int, purge: bool) -> None:
 @click.command()
 def status() -> None:
     """Server, database, embedder and your memory counts; exits 1 unless all is well."""
-    client = load_settings().client
+    client = settings().client
     with Api.from_settings(client, need_key=False) as anonymous:
         ready = anonymous.send("GET", "/readyz", accept=(503,))
     body = ready.json()
@@ -193,7 +201,7 @@ def status() -> None:
 @click.option("--no-check", is_flag=True, help="Save without asking the server whether the key works.")
 def login(key_file: Path | None, no_check: bool) -> None:
     """Save an API key (from stdin, or typed hidden) to a file only you can read."""
-    client = load_settings().client
+    client = settings().client
     if sys.stdin.isatty():
         key = click.prompt("API key", hide_input=True).strip()
     else:
@@ -204,12 +212,38 @@ def login(key_file: Path | None, no_check: bool) -> None:
         with Api(client.url, key, client.timeout_s) as api:
             api.send("GET", "/v1/namespaces")
     path = (key_file or client.key_file).expanduser()
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(key + "\n")
-    os.chmod(path, 0o600)
+    write_key_file(path, key)
     console().print(f"saved the key to {path} (readable by you only)")
+
+
+@click.command()
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Default: stdout.")
+@click.option("-n", "--namespace", multiple=True, help="Repeatable. Default: every namespace.")
+@click.option("--include-sensitive", is_flag=True, help="Sensitive memories are left out unless asked.")
+def export(output: Path | None, namespace: tuple[str, ...], include_sensitive: bool) -> None:
+    """Write memories as JSON Lines (newest first), ready for `memoria import`."""
+    with Api.from_settings(settings().client) as api:
+        # counted first: an unreachable server or a refused key must not truncate an earlier export;
+        # the count is the progress bar's total, shown only when the JSON goes to a file
+        total = count_memories(api, namespace) if output else None
+        out: IO[str] = output.open("w", encoding="utf-8") if output else sys.stdout
+        try:
+            written = export_memories(api, out, namespace, include_sensitive, total)
+        finally:
+            if output:
+                out.close()
+    err_console().print(f"exported {written} memories{f' to {output}' if output else ''}")
+
+
+@click.command("import")
+@click.argument("file", type=click.File("rb"))
+@click.option("-n", "--namespace", help="Store everything in this namespace instead of each line's.")
+@click.option("--batch-size", type=click.IntRange(1, 1000), default=100, show_default=True)
+def import_(file: IO[bytes], namespace: str | None, batch_size: int) -> None:
+    """Store the memories in FILE (JSON Lines; "-" for stdin). Rerunning it stores nothing twice."""
+    with Api.from_settings(settings().client) as api:
+        stored, duplicates = import_memories(api, file, namespace, batch_size)
+    console().print(f"imported {stored + duplicates} memories: {stored} new, {duplicates} already present")
 
 
 COMMANDS: list[click.Command] = [remember, recall, list_memories, forget, status, login, export, import_]

@@ -1,17 +1,23 @@
-"""`memoria hook …`: run the command hook, and install or remove the hook in Claude Code settings."""
+"""`memoria hook …` (run the command hook; install or remove it in Claude Code settings) and
+`memoria bench hook` (what the hook adds to each prompt). The logic lives in `app.hooks`."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
 from typing import cast, get_args
 
 import click
+from rich.console import Console
+from rich.table import Table
 
-from app.client.config import load_settings
+from app.cli.config import settings
+from app.client.api import api_key
+from app.client.environment import ENV_API_KEY
 from app.hooks import install as setup
-from app.hooks.command import ENV_API_KEY
+from app.hooks.bench import COLUMNS, BenchFailed, bench_hook_latency
 from app.hooks.command import main as run_command_hook
 
 _SCOPES = get_args(setup.Scope)
@@ -25,14 +31,25 @@ def hook() -> None:
 
 @hook.command(
     "user-prompt-submit",
-    context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []},
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+    options_metavar="[--url URL] [--namespace NAME]",
 )
 @click.pass_context
 def user_prompt_submit(ctx: click.Context) -> None:
     """The command hook: event JSON on stdin, answer on stdout; always exits 0 (fails open).
 
-    Same code as scripts/memoria-hook, which starts faster; accepts --url and --namespace.
+    \b
+    --url URL         Memoria base URL (default: MEMORIA_CLIENT__URL or http://127.0.0.1:8080).
+    --namespace NAME  Recall from this namespace instead of the repository's.
+
+    Same code as scripts/memoria-hook, which starts faster. Reads MEMORIA_CLIENT__URL,
+    MEMORIA_CLIENT__API_KEY (else the key file), MEMORIA_CLIENT__HOOK_BUDGET_S and
+    MEMORIA_CLIENT__HOOK_LOG; why it stayed silent goes to that log.
     """
+    # Only --help is click's. The other arguments are not click options on purpose: a bad one must
+    # still exit 0 (Claude Code blocks the prompt on exit 2), so the hook parses them and logs what
+    # it refused. Nor are the settings loaded: like the script, the hook reads its variables
+    # itself, so an unrelated bad setting cannot fail the prompt either.
     code = run_command_hook(["user-prompt-submit", *ctx.args])
     sys.stdout.flush()
     # Skip interpreter teardown (torch and friends take ~0.2 s to unload): the answer is out,
@@ -78,7 +95,7 @@ def hook_install(
     settings_file: Path | None,
 ) -> None:
     """Add the Memoria hook to a Claude Code settings file (idempotent; other settings kept)."""
-    base = url or load_settings().client.url
+    base = url or settings().client.url
     entry = setup.http_hook(base, namespace) if mode == "http" else setup.command_hook(base, namespace)
     path = _target(scope, project_dir, settings_file)
     try:
@@ -115,3 +132,39 @@ def hook_uninstall(scope: str, project_dir: Path | None, settings_file: Path | N
     click.echo(
         f"{'removed the' if removed else 'no'} Memoria hook {'from' if removed else 'in'} {path}", err=True
     )
+
+
+@click.command("hook")
+@click.option("--url", help="Server base URL (default: MEMORIA_CLIENT__URL).")
+@click.option("--key", help="API key (default: MEMORIA_CLIENT__API_KEY or the key file).")
+@click.option("--namespace", help="Recall from this namespace (default: the server derives it from --cwd).")
+@click.option("--cwd", default=os.getcwd, show_default="current directory", help="cwd sent in the event.")
+@click.option("--runs", type=click.IntRange(2, 10_000), default=30, show_default=True)
+@click.option("--warmup", type=click.IntRange(0, 100), default=3, show_default=True)
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON.")
+def bench_hook(
+    url: str | None,
+    key: str | None,
+    namespace: str | None,
+    cwd: str,
+    runs: int,
+    warmup: int,
+    json_out: Path | None,
+) -> None:
+    """p50/p95 of the hook endpoint and of the command hook process, server up and down."""
+    client = settings().client
+    url = (url or client.url).rstrip("/")
+    try:
+        rows = bench_hook_latency(url, key or api_key(client), cwd, namespace, runs, warmup)
+    except BenchFailed as exc:
+        raise click.ClickException(str(exc)) from exc
+    table = Table(title=f"memoria bench hook: {url}")
+    for column in COLUMNS:
+        table.add_column(column, justify="left" if column in ("measure", "note") else "right")
+    for row in rows:
+        table.add_row(*(str(row[column]) for column in COLUMNS))
+    Console().print(table)
+    sys.stdout.flush()
+    if json_out is not None:
+        json_out.write_text(json.dumps(rows, indent=2) + "\n")
+        click.echo(f"wrote {json_out}", err=True)
