@@ -17,31 +17,28 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from app.auth.service import create_user
+from app.bench.config import BenchConfig
 from app.bench.corpus import generate_memories, load_pool
-from app.bench.latency import (
-    QueryFeed,
-    _blocks,
-    _body,
-    _memory_in,
-    _paired_blocks,
-    hybrid_ratios,
-    live_counts,
-    load_corpus,
-    plan_summary,
-    summary,
-    target_checks,
-)
+from app.bench.latency.http import request_body
+from app.bench.latency.load import index_concepts, memory_in, store_corpus
+from app.bench.latency.schedule import QueryFeed, blocks, paired_blocks
+from app.bench.latency.scopes import live_counts
+from app.bench.latency.targets import ratios_to_lexical, target_checks
 from app.cli import main
+from app.core.stats import latency_summary
 from app.db import create_database
+from app.db.plans import plan_summary
 from app.embeddings import LocalEmbedder
 from app.memories.service import MemoryService
 from app.settings import Settings
 from tests.test_bench_corpus import write_sentences
 
 
-def test_summary_reports_percentiles_and_throughput() -> None:
-    stats = summary([float(v) for v in range(1, 101)], wall_s=2.0)
-    assert stats == {"n": 100, "p50": 50.5, "p95": 95.05, "p99": 99.01, "mean": 50.5, "per_second": 50.0}
+def test_latency_rows_report_percentiles_the_worst_and_throughput() -> None:
+    stats = latency_summary([float(v) for v in range(1, 101)], wall_s=2.0)
+    assert stats == {
+        "n": 100, "p50": 50.5, "p95": 95.05, "p99": 99.01, "mean": 50.5, "max": 100.0, "per_second": 50.0
+    }  # fmt: skip
 
 
 def test_query_feed_never_hands_out_a_text_twice() -> None:
@@ -54,28 +51,28 @@ def test_query_feed_never_hands_out_a_text_twice() -> None:
 
 def test_modes_alternate_in_blocks_over_the_same_texts() -> None:
     texts = [f"q{i}" for i in range(120)]
-    blocks = list(_blocks(texts, ["lexical", "hybrid"]))
-    assert [mode for mode, _ in blocks] == ["lexical", "hybrid"] * 3
-    assert blocks[0][1] == blocks[1][1] == texts[:50]
-    assert blocks[4][1] == texts[100:]
+    order = list(blocks(texts, ["lexical", "all"]))
+    assert [mode for mode, _ in order] == ["lexical", "all"] * 3
+    assert order[0][1] == order[1][1] == texts[:50]
+    assert order[4][1] == texts[100:]
     # the statements go text by text through every mode
-    single = list(_blocks(texts[:2], ["lexical", "lexical+dense", "hybrid"], size=1))
-    assert single == [(m, [t]) for t in texts[:2] for m in ("lexical", "lexical+dense", "hybrid")]
+    single = list(blocks(texts[:2], ["lexical", "lexical+dense", "all"], size=1))
+    assert single == [(m, [t]) for t in texts[:2] for m in ("lexical", "lexical+dense", "all")]
 
 
 def test_lexical_requests_switch_every_other_leg_off() -> None:
-    assert _body("q", "ns", "lexical")["weights"] == {"dense": 0.0, "graph": 0.0}
-    assert "weights" not in _body("q", "ns", "hybrid")
+    assert request_body("q", "ns", "lexical")["weights"] == {"dense": 0.0, "graph": 0.0}
+    assert "weights" not in request_body("q", "ns", "all")
 
 
 def test_http_blocks_never_repeat_a_text_that_embeds_and_pair_each_with_lexical() -> None:
-    texts_of = {"lexical+dense": [f"a{i}" for i in range(120)], "hybrid": [f"b{i}" for i in range(120)]}
-    blocks = list(_paired_blocks(texts_of, size=50))
-    embedded = [t for mode, texts in blocks if mode != "lexical" for t in texts]
-    assert sorted(embedded) == sorted(texts_of["lexical+dense"] + texts_of["hybrid"])  # each once
-    lexical = [t for mode, texts in blocks if mode == "lexical" for t in texts]
+    texts_of = {"lexical+dense": [f"a{i}" for i in range(120)], "all": [f"b{i}" for i in range(120)]}
+    order = list(paired_blocks(texts_of, size=50))
+    embedded = [t for mode, texts in order if mode != "lexical" for t in texts]
+    assert sorted(embedded) == sorted(texts_of["lexical+dense"] + texts_of["all"])  # each once
+    lexical = [t for mode, texts in order if mode == "lexical" for t in texts]
     assert sorted(lexical) == sorted(embedded)
-    for (first, texts), (second, same) in zip(blocks[::2], blocks[1::2], strict=True):
+    for (first, texts), (second, same) in zip(order[::2], order[1::2], strict=True):
         assert first == "lexical" and second != "lexical" and texts == same
 
 
@@ -87,13 +84,13 @@ def test_fused_over_lexical_ratios_pair_rows_of_the_same_run() -> None:
     rows = [
         _row("http", "lexical", 4.0, 10.0),
         _row("http", "lexical+dense", 6.0, 12.0),
-        _row("http", "hybrid", 10.0, 15.0),
-        _row("sql", "hybrid", 1, 1),
+        _row("http", "all", 10.0, 15.0),
+        _row("sql", "all", 1, 1),
     ]
     common = {"path": "http", "scope": "big", "concurrency": 1}
-    assert hybrid_ratios(rows) == [
+    assert ratios_to_lexical(rows) == [
         {**common, "mode": "lexical+dense", "p50": 1.5, "p95": 1.2},
-        {**common, "mode": "hybrid", "p50": 2.5, "p95": 1.5},
+        {**common, "mode": "all", "p50": 2.5, "p95": 1.5},
     ]
 
 
@@ -101,17 +98,21 @@ def test_targets_are_reported_met_or_missed() -> None:
     rows = [
         _row("http", "lexical", 5.0, 9.0),
         _row("http", "lexical+dense", 9.0, 25.0),
-        _row("http", "hybrid", 12.0, 40.0),
+        _row("http", "all", 12.0, 40.0),
     ]
-    report = {"latency": rows, "ratios": hybrid_ratios(rows), "hnsw": [{"scope": "big", "recall@10": 0.99}]}
+    report = {
+        "latency": rows,
+        "ratios": ratios_to_lexical(rows),
+        "hnsw": [{"scope": "big", "recall@10": 0.99}],
+    }
     met = {c["target"]: c["met"] for c in target_checks(report)}
     assert met == {
         "HTTP lexical+dense p50, c=1, big": True,
         "HTTP lexical+dense p95, c=1, big": True,
         "lexical+dense/lexical p50, c=1, big": True,
-        "HTTP hybrid p50, c=1, big": True,
-        "HTTP hybrid p95, c=1, big": False,
-        "hybrid/lexical p50, c=1, big": False,
+        "HTTP all p50, c=1, big": True,
+        "HTTP all p95, c=1, big": False,
+        "all/lexical p50, c=1, big": False,
         "HNSW recall@10, big": True,
     }
 
@@ -161,12 +162,14 @@ async def test_a_cut_off_load_resumes_and_a_full_one_is_skipped(
     console = Console(file=io.StringIO())
     try:
         await MemoryService(db, embedder, settings.memories).store(
-            user_id, [_memory_in(m) for m in memories[:100]]
+            user_id, [memory_in(m) for m in memories[:100]]
         )  # an earlier run stored one batch, then stopped
-        resumed = await load_corpus(db, embedder, settings, user_id, memories, console)
+        resumed = await store_corpus(db, embedder, settings.memories, user_id, memories, console)
         assert resumed["stored_now"] == 150
         assert sum((await live_counts(db.write, user_id)).values()) == 250
-        assert (await load_corpus(db, embedder, settings, user_id, memories, console))["stored_now"] == 0
+        assert (await store_corpus(db, embedder, settings.memories, user_id, memories, console))[
+            "stored_now"
+        ] == 0
     finally:
         await db.close()
 
@@ -185,16 +188,38 @@ def test_a_small_run_prints_every_figure_and_writes_json(tmp_path: Path) -> None
     for scope in ("big", "small"):
         for concurrency in (1, 2):
             assert rows[("http", scope, concurrency, "lexical")]["n"] == 20  # beside each fused mode
-            for mode in ("lexical+dense", "hybrid"):
+            for mode in ("lexical+dense", "all"):
                 assert rows[("http", scope, concurrency, mode)]["n"] == 10
-        for mode in ("lexical", "lexical+dense", "hybrid"):
+        for mode in ("lexical", "lexical+dense", "all"):
             assert rows[("sql", scope, 1, mode)]["n"] == 10
     assert [h["scope"] for h in report["hnsw"]] == ["big", "small"]
     assert all(0 <= h["recall@10"] <= 1 for h in report["hnsw"])
     assert all(h["ci95"][0] <= h["recall@10"] <= h["ci95"][1] for h in report["hnsw"])
-    assert {"big/hybrid", "small/lexical"} <= set(report["explain"])
-    profile = report["explain"]["big/hybrid"]
+    assert {"big/all", "small/lexical"} <= set(report["explain"])
+    profile = report["explain"]["big/all"]
     assert profile["statements"] > 0 and "CTE dense_ann" in profile["parts_ms_p50"]
     assert "Execution Time" in profile["slowest"]["text"]
     assert "recall latency" in result.output and "HNSW recall@10" in result.output
     assert "warming the caches with 3 recalls" in result.output
+
+
+@pytest.mark.parametrize("concept_embeddings", [False, True])
+async def test_concepts_are_embedded_only_when_the_product_would_embed_them(
+    tmp_path: Path, settings: Settings, embedder: LocalEmbedder, conn: Any, concept_embeddings: bool
+) -> None:
+    pool = load_pool(write_sentences(tmp_path / "sentences.txt"))
+    memories = list(generate_memories(pool, 100, namespaces=2))
+    user_id = await create_user(conn, "bench")
+    graph = settings.graph.model_copy(update={"concept_embeddings": concept_embeddings})
+    config = BenchConfig(settings.database, settings.memories, settings.recall, graph)
+    db = await create_database(settings.database.url or "", settings.database)
+    console = Console(file=io.StringIO())
+    try:
+        await store_corpus(db, embedder, settings.memories, user_id, memories, console)
+        indexed = await index_concepts(db, embedder, config, user_id, console)
+        assert indexed["indexed_now"] == 100
+        embedded = await conn.fetchval("SELECT count(*) FROM concepts WHERE embedding IS NOT NULL")
+        assert (embedded > 0) is concept_embeddings
+        assert (await index_concepts(db, embedder, config, user_id, console))["indexed_now"] == 0  # resumed
+    finally:
+        await db.close()

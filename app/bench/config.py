@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from app.db import Database
 from app.db.settings import DatabaseSettings
 from app.embeddings import Embedder
-from app.graph.indexer import GraphIndexer
+from app.graph import GraphIndexer
 from app.graph.settings import GraphSettings
 from app.memories.service import MemoryService
 from app.memories.settings import MemorySettings

@@ -1,7 +1,8 @@
 """`memoria bench quality`: recall quality on a LoCoMo-format folder, through the real store and recall.
 
-Systems are recall settings, not copies of the SQL: `lexical` and `dense` switch the other leg off
-with a weight of 0, `hybrid` runs the configured defaults.
+Systems are recall modes (`app.bench.modes`), not copies of the SQL: request leg weights that switch
+legs off with a weight of 0, and `all`, the configured defaults. A `--graph-weights` sweep adds
+`all@graph=<w>` systems, each compared with `lexical+dense`.
 """
 
 from __future__ import annotations
@@ -19,25 +20,21 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+from app.bench.config import BenchConfig
+from app.bench.modes import ALL, DENSE, LEXICAL, LEXICAL_DENSE, MODE_WEIGHTS
 from app.db import Database
 from app.embeddings import Embedder
-from app.graph.indexer import GraphIndexer
+from app.graph import GraphIndexer
 from app.memories.schemas import MemoryIn
 from app.memories.service import MemoryService
 from app.recall.schemas import LegWeights, RecallRequest
 from app.recall.service import RecallService
-from app.settings import Settings
 
 METRICS = ("recall@5", "recall@10", "ndcg@10", "mrr")
-SYSTEMS: dict[str, LegWeights | None] = {
-    "lexical": LegWeights(dense=0.0, graph=0.0),
-    "dense": LegWeights(lexical=0.0, graph=0.0),
-    "graph": LegWeights(lexical=0.0, dense=0.0),
-    "hybrid": LegWeights(graph=0.0),  # lexical + dense
-    "all": None,  # lexical + dense + graph, the configured defaults
-}
-#: The paired differences the report gives a bootstrap CI for.
-PAIRS = (("hybrid", "lexical"), ("hybrid", "dense"), ("all", "hybrid"))
+#: Every mode is a system; a graph-weight sweep adds more.
+SYSTEMS: dict[str, LegWeights | None] = dict(MODE_WEIGHTS)
+#: The paired differences the report gives a bootstrap CI for (better, other).
+PAIRS = ((LEXICAL_DENSE, LEXICAL), (LEXICAL_DENSE, DENSE), (ALL, LEXICAL_DENSE))
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +47,9 @@ class Query:
 
 
 @dataclass(slots=True)
-class Corpus:
+class Benchmark:
+    """One corpus of a LoCoMo-format folder (memory rows) with the queries that have evidence in it."""
+
     rows: list[dict[str, Any]]
     queries: list[Query]
     memory_to_docs: dict[int, set[str]] = field(default_factory=lambda: defaultdict(set))
@@ -61,7 +60,8 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
-def load_corpus(data: Path, corpus: str) -> Corpus:
+def read_benchmark(data: Path, corpus: str) -> Benchmark:
+    """`<corpus>.jsonl`, its qrels and the queries with at least one relevant document."""
     rows = _read_jsonl(data / f"{corpus}.jsonl")
     qrels = {r["query_id"]: frozenset(r["relevant_ids"]) for r in _read_jsonl(data / f"qrels_{corpus}.jsonl")}
     queries = [
@@ -69,7 +69,7 @@ def load_corpus(data: Path, corpus: str) -> Corpus:
         for q in _read_jsonl(data / "queries.jsonl")
         if qrels.get(q["query_id"])
     ]
-    return Corpus(rows=rows, queries=queries)
+    return Benchmark(rows=rows, queries=queries)
 
 
 def query_metrics(ranked_docs: Sequence[frozenset[str]], relevant: frozenset[str]) -> dict[str, float]:
@@ -105,7 +105,7 @@ def paired_bootstrap_ci(
 
 
 async def load_into(
-    corpus: Corpus,
+    benchmark: Benchmark,
     memories: MemoryService,
     user_id: int,
     graph: GraphIndexer | None = None,
@@ -113,13 +113,13 @@ async def load_into(
 ) -> None:
     """Store every row through the real store path (and concept extraction, as the API does after
     each store), recording which memory holds which document."""
-    task = progress.add_task("storing", total=len(corpus.rows)) if progress else None
-    for start in range(0, len(corpus.rows), 100):
-        chunk = corpus.rows[start : start + 100]
+    task = progress.add_task("storing", total=len(benchmark.rows)) if progress else None
+    for start in range(0, len(benchmark.rows), 100):
+        chunk = benchmark.rows[start : start + 100]
         items = [MemoryIn(content=row["content"], namespace=row["namespace"]) for row in chunk]
         results = await memories.store(user_id, items)
         for row, result in zip(chunk, results, strict=True):
-            corpus.memory_to_docs[result.id].add(row["id"])
+            benchmark.memory_to_docs[result.id].add(row["id"])
         if graph is not None:
             await graph.index([r.id for r in results if not r.duplicate], fresh=True)
         if progress and task is not None:
@@ -127,26 +127,33 @@ async def load_into(
 
 
 async def run_system(
-    corpus: Corpus, recall: RecallService, user_id: int, weights: LegWeights | None
+    benchmark: Benchmark, recall: RecallService, user_id: int, weights: LegWeights | None
 ) -> list[dict[str, float]]:
     per_query = []
-    for query in corpus.queries:
+    for query in benchmark.queries:
         response = await recall.recall(
             user_id, RecallRequest(query=query.text, namespace=query.namespace, limit=10, weights=weights)
         )
-        ranked = [frozenset(corpus.memory_to_docs.get(hit.id, ())) for hit in response.results]
+        ranked = [frozenset(benchmark.memory_to_docs.get(hit.id, ())) for hit in response.results]
         per_query.append(query_metrics(ranked, query.relevant))
     return per_query
 
 
-def summarise(corpus: Corpus, per_system: Mapping[str, list[dict[str, float]]], name: str) -> dict[str, Any]:
-    strata = sorted({q.stratum for q in corpus.queries})
+def summarise(
+    benchmark: Benchmark,
+    per_system: Mapping[str, list[dict[str, float]]],
+    name: str,
+    pairs: Sequence[tuple[str, str]] = PAIRS,
+) -> dict[str, Any]:
+    """Mean metrics per system, overall and per stratum, and paired CIs of the R@10 differences for
+    every stratum the queries carry."""
+    strata = sorted({q.stratum for q in benchmark.queries})
 
     def mean_of(rows: list[dict[str, float]], idx: list[int]) -> dict[str, float]:
         return {m: round(float(np.mean([rows[i][m] for i in idx])), 4) if idx else 0.0 for m in METRICS}
 
-    everyone = list(range(len(corpus.queries)))
-    by_stratum = {s: [i for i, q in enumerate(corpus.queries) if q.stratum == s] for s in strata}
+    everyone = list(range(len(benchmark.queries)))
+    by_stratum = {s: [i for i, q in enumerate(benchmark.queries) if q.stratum == s] for s in strata}
     systems = {
         system: {
             "overall": mean_of(rows, everyone),
@@ -155,7 +162,7 @@ def summarise(corpus: Corpus, per_system: Mapping[str, list[dict[str, float]]], 
         for system, rows in per_system.items()
     }
     paired: dict[str, Any] = {}
-    for best, other in PAIRS:
+    for best, other in pairs:
         if best not in per_system or other not in per_system:
             continue
         a, b = per_system[best], per_system[other]
@@ -165,11 +172,16 @@ def summarise(corpus: Corpus, per_system: Mapping[str, list[dict[str, float]]], 
                 paired_bootstrap_ci([a[i]["recall@10"] for i in idx], [b[i]["recall@10"] for i in idx])
             )
 
-        paired[f"{best}-{other}"] = {
+        paired[pair_name(best, other)] = {
             "overall": {"recall@10": ci(everyone)},
             "by_stratum": {s: {"recall@10": ci(idx)} for s, idx in by_stratum.items()},
         }
-    return {"corpus": name, "queries": len(corpus.queries), "systems": systems, "paired_ci": paired}
+    return {"corpus": name, "queries": len(benchmark.queries), "systems": systems, "paired_ci": paired}
+
+
+def pair_name(best: str, other: str) -> str:
+    """`lexical+dense - lexical`: spaced, since a mode name may itself hold a `+`."""
+    return f"{best} - {other}"
 
 
 def print_report(report: dict[str, Any], console: Console) -> None:
@@ -195,7 +207,7 @@ def print_report(report: dict[str, Any], console: Console) -> None:
 
 
 async def bench_quality(
-    settings: Settings,
+    config: BenchConfig,
     embedder: Embedder,
     db: Database,
     user_id: int,
@@ -203,34 +215,24 @@ async def bench_quality(
     corpus_name: str,
     graph_weights: Sequence[float] = (),
 ) -> dict[str, Any]:
-    corpus = load_corpus(data, corpus_name)
-    memories = MemoryService(db, embedder, settings.memories)
-    indexer = GraphIndexer(db.write, embedder if settings.graph.concept_embeddings else None, settings.graph)
-    recall = RecallService(db, embedder, settings.recall, settings.memories.tag_limits, settings.graph)
+    benchmark = read_benchmark(data, corpus_name)
     console = Console(stderr=True)
     with Progress(console=console, transient=True) as progress:
-        await load_into(corpus, memories, user_id, indexer, progress)
+        await load_into(
+            benchmark,
+            config.memory_service(db, embedder),
+            user_id,
+            config.graph_indexer(db, embedder),
+            progress,
+        )
     # Planner statistics, as autovacuum leaves them on a live system: the lexical leg reads its
     # common lexemes from them, so every run must see them.
     await db.write.execute("ANALYZE memories, concepts, memory_concepts, concept_edges")
     systems = dict(SYSTEMS)
+    pairs = list(PAIRS)
     for weight in graph_weights:
-        systems[f"all@graph={weight:g}"] = LegWeights(graph=weight)
-    per_system = {name: await run_system(corpus, recall, user_id, w) for name, w in systems.items()}
-    report = summarise(corpus, per_system, corpus_name)
-    for weight in graph_weights:
-        name = f"all@graph={weight:g}"
-        a, b = per_system[name], per_system["hybrid"]
-        everyone = list(range(len(corpus.queries)))
-        multi = [i for i, q in enumerate(corpus.queries) if q.stratum == "multi-hop"]
-        report["paired_ci"][f"{name}-hybrid"] = {
-            "overall": {"recall@10": list(paired_bootstrap_ci(*_r10(a, b, everyone)))},
-            "by_stratum": {"multi-hop": {"recall@10": list(paired_bootstrap_ci(*_r10(a, b, multi)))}},
-        }
-    return report
-
-
-def _r10(
-    a: list[dict[str, float]], b: list[dict[str, float]], idx: list[int]
-) -> tuple[list[float], list[float]]:
-    return [a[i]["recall@10"] for i in idx], [b[i]["recall@10"] for i in idx]
+        systems[f"{ALL}@graph={weight:g}"] = LegWeights(graph=weight)
+        pairs.append((f"{ALL}@graph={weight:g}", LEXICAL_DENSE))
+    recall = config.recall_service(db, embedder)
+    per_system = {name: await run_system(benchmark, recall, user_id, w) for name, w in systems.items()}
+    return summarise(benchmark, per_system, corpus_name, pairs)

@@ -8,30 +8,24 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import asyncpg
 import psycopg
 
-from app.auth.service import create_user
+from app.auth.service import get_or_create_user
 from app.db import Database, create_database
 from app.db.embedded import start_server
 from app.db.migrate import upgrade_to_head
-from app.embeddings import Embedder
-from app.settings import Settings
-
-
-def _with_db(url: str, name: str) -> str:
-    return urlsplit(url)._replace(path="/" + name).geturl()
+from app.db.settings import DatabaseSettings
+from app.db.urls import with_database
 
 
 @contextmanager
-def scratch_server(data_dir: Path | None = None) -> Iterator[str]:
-    """Admin URL of an embedded server, tuned as `memoria serve` tunes its own: in `data_dir` (kept)
-    or a temporary one (deleted)."""
-    buffers = Settings().database.embedded_shared_buffers
+def scratch_server(shared_buffers: str, data_dir: Path | None = None) -> Iterator[str]:
+    """Admin URL of an embedded server with `shared_buffers` (the setting `memoria serve` tunes its
+    own with): in `data_dir` (kept) or a temporary one (deleted)."""
     if data_dir is not None:
-        server = start_server(data_dir, buffers)
+        server = start_server(data_dir, shared_buffers)
         try:
             yield server.get_uri()
         finally:
@@ -39,7 +33,7 @@ def scratch_server(data_dir: Path | None = None) -> Iterator[str]:
         return
     with tempfile.TemporaryDirectory(prefix="memoria-bench-") as tmp:
         os.chmod(tmp, 0o755)  # noqa: S103 - the embedded server runs as another user when we are root
-        server = start_server(Path(tmp) / "pgdata", buffers, cleanup_mode="delete")
+        server = start_server(Path(tmp) / "pgdata", shared_buffers, cleanup_mode="delete")
         try:
             yield server.get_uri()
         finally:
@@ -54,7 +48,7 @@ def scratch_database(admin_url: str, dimension: int, name: str | None = None) ->
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (database,)).fetchone()
         if not exists:
             conn.execute(f'CREATE DATABASE "{database}"')
-    url = _with_db(admin_url, database)
+    url = with_database(admin_url, database)
     upgrade_to_head(url, dimension)
     try:
         yield url, not exists
@@ -65,17 +59,18 @@ def scratch_database(admin_url: str, dimension: int, name: str | None = None) ->
 
 
 async def bench_user(url: str, name: str = "bench") -> int:
+    """The benchmark's user, created on first use (a kept database reuses it)."""
     conn = await asyncpg.connect(url)
     try:
-        user_id = await conn.fetchval("SELECT id FROM users WHERE name = $1", name)
-        return int(user_id) if user_id is not None else await create_user(conn, name)
+        return await get_or_create_user(conn, name)
     finally:
         await conn.close()
 
 
 @asynccontextmanager
-async def open_services(url: str, settings: Settings, embedder: Embedder) -> AsyncIterator[Database]:
-    db = await create_database(url, settings.database)
+async def open_database(url: str, settings: DatabaseSettings) -> AsyncIterator[Database]:
+    """The service's pools on `url`, closed when the benchmark is done."""
+    db = await create_database(url, settings)
     try:
         yield db
     finally:

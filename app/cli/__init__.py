@@ -7,7 +7,6 @@ through `app.cli.config.database`, and call domain services; no domain code impo
 from __future__ import annotations
 
 import logging
-import sys
 
 import click
 
@@ -36,7 +35,3 @@ def _register() -> None:
 
 
 _register()
-
-
-if __name__ == "__main__":
-    sys.exit(main())

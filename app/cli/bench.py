@@ -1,4 +1,8 @@
-"""`memoria bench …` commands."""
+"""`memoria bench …` commands: load the settings once, hand the benchmarks the sections they use.
+
+The benchmark code (`app.bench`) is an adapter and never reads the environment; these commands
+build its `BenchConfig`, the embedder and the scratch database it runs in.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +15,9 @@ from typing import Any
 import click
 from rich.console import Console
 
-from app.bench.scratch import bench_user, open_services, scratch_database, scratch_server
+from app.bench.config import BenchConfig
+from app.bench.scratch import bench_user, open_database, scratch_database, scratch_server
+from app.cli import config
 from app.db import Database
 from app.embeddings import Embedder, build_embedder
 from app.settings import Settings
@@ -22,6 +28,13 @@ def bench() -> None:
     """Benchmarks that print figures (quality, latency)."""
 
 
+def bench_config(settings: Settings) -> BenchConfig:
+    """The sections of `settings` the benchmarks run the product with."""
+    return BenchConfig(
+        database=settings.database, memories=settings.memories, recall=settings.recall, graph=settings.graph
+    )
+
+
 DATA_OPTION = click.option(
     "--data",
     "data",
@@ -30,21 +43,25 @@ DATA_OPTION = click.option(
     help="A folder in the locomo-dev format.",
 )
 
-Work = Callable[[Settings, Embedder, Database, int], Awaitable[dict[str, Any]]]
+Work = Callable[[BenchConfig, Embedder, Database, int], Awaitable[dict[str, Any]]]
 
 
 def run_on_scratch(work: Work) -> dict[str, Any]:
     """Run `work` against a fresh, migrated scratch database with a bench user and loaded embedder."""
-    settings = Settings()
+    settings = config.settings()
     embedder = build_embedder(settings.embeddings)
+    sections = bench_config(settings)
 
     async def run(url: str) -> dict[str, Any]:
         await embedder.load()
         user_id = await bench_user(url)
-        async with open_services(url, settings, embedder) as db:
-            return await work(settings, embedder, db, user_id)
+        async with open_database(url, sections.database) as db:
+            return await work(sections, embedder, db, user_id)
 
-    with scratch_server() as admin_url, scratch_database(admin_url, embedder.dimension) as (url, _):
+    with (
+        scratch_server(settings.database.embedded_shared_buffers) as admin_url,
+        scratch_database(admin_url, embedder.dimension) as (url, _),
+    ):
         return asyncio.run(run(url))
 
 
@@ -57,8 +74,8 @@ def extraction(data: Path, corpus: str, limit: int) -> None:
     from app.bench.extraction import bench_extraction
 
     report = run_on_scratch(
-        lambda settings, embedder, db, user_id: bench_extraction(
-            settings, embedder, db, user_id, data, corpus, limit
+        lambda sections, embedder, db, user_id: bench_extraction(
+            sections, embedder, db, user_id, data, corpus, limit
         )
     )
     click.echo(json.dumps(report, indent=2))
@@ -71,10 +88,14 @@ def extraction(data: Path, corpus: str, limit: int) -> None:
     "--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON here."
 )
 @click.option(
-    "--graph-weights", default="", help="Comma-separated graph-leg weights to sweep, e.g. 0.25,0.5,1,2."
+    "--graph-weights",
+    default="",
+    help="Comma-separated graph-leg weights to sweep, e.g. 0.25,0.5,1,2: each adds a system "
+    "all@graph=<w>, compared with lexical+dense.",
 )
 def quality(data: Path, corpus: str, json_out: Path | None, graph_weights: str) -> None:
-    """Load a corpus through the real store path into a scratch database and score recall."""
+    """Load a corpus through the real store path into a scratch database and score recall in each
+    mode: lexical, dense, graph, lexical+dense and all (every leg, the configured defaults)."""
     from app.bench.quality import bench_quality, print_report
 
     try:
@@ -82,8 +103,8 @@ def quality(data: Path, corpus: str, json_out: Path | None, graph_weights: str) 
     except ValueError as exc:
         raise click.BadParameter(f"not a list of numbers: {graph_weights!r}") from exc
     report = run_on_scratch(
-        lambda settings, embedder, db, user_id: bench_quality(
-            settings, embedder, db, user_id, data, corpus, sweep
+        lambda sections, embedder, db, user_id: bench_quality(
+            sections, embedder, db, user_id, data, corpus, sweep
         )
     )
     print_report(report, Console(width=140))
@@ -153,7 +174,8 @@ def latency(
     show_plans: bool,
     json_out: Path | None,
 ) -> None:
-    """Load a realistic corpus through the real store path; print recall latency and HNSW recall@10."""
+    """Load a realistic corpus through the real store path; print recall latency (modes lexical,
+    lexical+dense and all, every leg) and HNSW recall@10."""
     from app.bench.latency import DEFAULT_SENTENCES, LatencyOptions, bench_latency, print_report
 
     try:
@@ -174,13 +196,15 @@ def latency(
         concepts=concepts,
         cache_warmup=cache_warmup,
     )
-    settings = Settings()
+    settings = config.settings()
     embedder = build_embedder(settings.embeddings)
     with (
-        scratch_server(data_dir) as admin_url,
+        scratch_server(settings.database.embedded_shared_buffers, data_dir) as admin_url,
         scratch_database(admin_url, embedder.dimension, name="bench_latency") as (url, _),
     ):
-        report = asyncio.run(bench_latency(url, settings, embedder, options, Console(stderr=True)))
+        report = asyncio.run(
+            bench_latency(url, bench_config(settings), embedder, options, Console(stderr=True))
+        )
     print_report(report, Console(), show_plans)
     if json_out is not None:
         json_out.write_text(json.dumps(report, indent=2, default=str))

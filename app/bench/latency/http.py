@@ -1,0 +1,82 @@
+"""Recall over real HTTP: what an agent sees, query embedding and the API stack included.
+
+Each fused mode gets texts of its own (the server caches query vectors, and a repeated text would
+hide the model's cost); lexical-only runs the texts of every fused mode, block for block beside it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import asyncpg
+import httpx
+import msgspec
+
+from app.auth.service import create_key
+from app.bench.latency.schedule import FUSED_MODES, MODES, WARMUP, paired_blocks
+from app.bench.latency.scopes import Scope
+from app.core.stats import latency_summary
+
+
+async def api_key(url: str, user: str) -> str:
+    """A fresh key for `user`, so the benchmark authenticates as any client does."""
+    conn = await asyncpg.connect(url)
+    try:
+        return (await create_key(conn, user, label="bench latency")).key
+    finally:
+        await conn.close()
+
+
+def request_body(text: str, namespace: str, mode: str) -> dict[str, Any]:
+    """The `/v1/recall` body for `text` in `mode`; `all` sends no weights (the configured defaults)."""
+    body: dict[str, Any] = {"query": text, "namespace": namespace, "limit": 10}
+    weights = MODES[mode]
+    if weights is not None:
+        body["weights"] = {leg: w for leg, w in msgspec.structs.asdict(weights).items() if w is not None}
+    return body
+
+
+async def _drive(
+    client: httpx.AsyncClient, bodies: Sequence[dict[str, Any]], concurrency: int
+) -> tuple[list[float], float]:
+    """POST every body with `concurrency` requests in flight; (per-request ms, wall seconds)."""
+    pending = iter(bodies)
+    samples: list[float] = []
+
+    async def worker() -> None:
+        for body in pending:
+            began = time.perf_counter()
+            response = await client.post("/v1/recall", json=body)
+            elapsed = (time.perf_counter() - began) * 1000.0
+            if response.status_code != 200:
+                raise RuntimeError(f"recall answered {response.status_code}: {response.text[:300]}")
+            samples.append(elapsed)
+
+    began = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return samples, time.perf_counter() - began
+
+
+async def http_latency(
+    base: str, key: str, scope: Scope, concurrency: int, queries: Sequence[str]
+) -> dict[str, dict[str, float]]:
+    """`queries` holds WARMUP + requests texts for each fused mode, split between them in order."""
+    per_mode = len(queries) // len(FUSED_MODES)
+    texts_of = {mode: queries[i * per_mode : (i + 1) * per_mode] for i, mode in enumerate(FUSED_MODES)}
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    headers = {"Authorization": f"Bearer {key}"}
+    async with httpx.AsyncClient(base_url=base, headers=headers, limits=limits, timeout=30.0) as client:
+        for mode, texts in paired_blocks({m: t[:WARMUP] for m, t in texts_of.items()}, size=WARMUP):
+            await _drive(client, [request_body(t, scope.namespace, mode) for t in texts], concurrency)
+        samples: dict[str, list[float]] = {mode: [] for mode in MODES}
+        wall: dict[str, float] = dict.fromkeys(MODES, 0.0)
+        for mode, texts in paired_blocks({m: t[WARMUP:] for m, t in texts_of.items()}):
+            values, seconds = await _drive(
+                client, [request_body(t, scope.namespace, mode) for t in texts], concurrency
+            )
+            samples[mode] += values
+            wall[mode] += seconds
+    return {mode: latency_summary(values, wall[mode]) for mode, values in samples.items()}

@@ -1,0 +1,104 @@
+"""`memoria bench quality`: a LoCoMo-format folder read, loaded through the store path and scored in
+every recall mode, with paired CIs for every stratum the queries carry."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from app.auth.service import create_user
+from app.bench.config import BenchConfig
+from app.bench.modes import MODE_WEIGHTS
+from app.bench.quality import (
+    Benchmark,
+    Query,
+    bench_quality,
+    pair_name,
+    print_report,
+    query_metrics,
+    read_benchmark,
+    summarise,
+)
+from app.db import create_database
+from app.embeddings import LocalEmbedder
+from app.settings import Settings
+
+ROWS = [
+    ("f1", "conv-a", "Caroline adopted a grey cat named Pixel last spring."),
+    ("f2", "conv-a", "Caroline works as a nurse at the city hospital."),
+    ("f3", "conv-a", "Melanie paints landscapes of the coast on weekends."),
+    ("f4", "conv-b", "Jon opened a dance studio downtown in 2022."),
+    ("f5", "conv-b", "Jon's sister Gina moved to Denver for a job."),
+]
+QUERIES = [
+    ("q1", "conv-a", "What pet does Caroline have?", "single-hop", ["f1"]),
+    ("q2", "conv-a", "What does Melanie paint?", "temporal", ["f3"]),
+    ("q3", "conv-b", "Where did Jon's sister move?", "single-hop", ["f5"]),
+    ("q4", "conv-b", "A question without evidence", "temporal", []),
+]
+
+
+def write_locomo(folder: Path) -> Path:
+    folder.mkdir()
+    lines: dict[str, list[dict[str, Any]]] = {
+        "facts.jsonl": [{"id": i, "namespace": ns, "content": c} for i, ns, c in ROWS],
+        "queries.jsonl": [
+            {"query_id": q, "namespace": ns, "text": t, "stratum": s} for q, ns, t, s, _ in QUERIES
+        ],
+        "qrels_facts.jsonl": [{"query_id": q, "relevant_ids": rel} for q, _, _, _, rel in QUERIES],
+    }
+    for name, rows in lines.items():
+        (folder / name).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return folder
+
+
+def test_queries_without_evidence_in_the_corpus_are_left_out(tmp_path: Path) -> None:
+    benchmark = read_benchmark(write_locomo(tmp_path / "locomo"), "facts")
+    assert len(benchmark.rows) == 5
+    assert [q.query_id for q in benchmark.queries] == ["q1", "q2", "q3"]
+    assert benchmark.queries[0].relevant == frozenset({"f1"})
+
+
+def test_metrics_count_a_memory_holding_several_documents_once_per_document() -> None:
+    metrics = query_metrics([frozenset({"x"}), frozenset({"a", "b"})], frozenset({"a", "b"}))
+    assert metrics["recall@5"] == 1.0 and metrics["mrr"] == 0.5
+
+
+def test_paired_intervals_cover_every_stratum_the_queries_carry() -> None:
+    queries = [Query(f"q{i}", "ns", "text", stratum, frozenset({"d"})) for i, stratum in enumerate("abcab")]
+    benchmark = Benchmark(rows=[], queries=queries)
+    row = {"recall@5": 1.0, "recall@10": 1.0, "ndcg@10": 1.0, "mrr": 1.0}
+    per_system = {"lexical+dense": [row] * 5, "all@graph=2": [{**row, "recall@10": 0.0}] * 5}
+    report = summarise(benchmark, per_system, "facts", [("all@graph=2", "lexical+dense")])
+    paired = report["paired_ci"][pair_name("all@graph=2", "lexical+dense")]
+    assert set(paired["by_stratum"]) == {"a", "b", "c"}
+    assert paired["overall"]["recall@10"] == [-1.0, -1.0]
+
+
+async def test_every_mode_is_scored_and_printed_under_one_name_each(
+    tmp_path: Path, settings: Settings, embedder: LocalEmbedder, conn: Any
+) -> None:
+    data = write_locomo(tmp_path / "locomo")
+    user_id = await create_user(conn, "bench")
+    config = BenchConfig(settings.database, settings.memories, settings.recall, settings.graph)
+    db = await create_database(settings.database.url or "", settings.database)
+    try:
+        report = await bench_quality(config, embedder, db, user_id, data, "facts", graph_weights=(0.5,))
+    finally:
+        await db.close()
+    assert list(report["systems"]) == [*MODE_WEIGHTS, "all@graph=0.5"]
+    assert list(report["paired_ci"]) == [
+        "lexical+dense - lexical",
+        "lexical+dense - dense",
+        "all - lexical+dense",
+        "all@graph=0.5 - lexical+dense",
+    ]
+    assert all(set(p["by_stratum"]) == {"single-hop", "temporal"} for p in report["paired_ci"].values())
+    assert report["systems"]["lexical+dense"]["overall"]["recall@10"] > 0
+    out = io.StringIO()
+    print_report(report, Console(file=out, width=200))
+    assert "lexical+dense - lexical" in out.getvalue() and "hybrid" not in out.getvalue()
