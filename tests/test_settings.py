@@ -53,3 +53,24 @@ def test_unknown_model_needs_an_explicit_dimension(monkeypatch: pytest.MonkeyPat
         _ = Settings().embeddings.resolved_dimension
     monkeypatch.setenv("MEMORIA_EMBEDDINGS__DIMENSION", "768")
     assert Settings().embeddings.resolved_dimension == 768
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["users", "list"], ["graph", "rebuild"], ["bench", "latency"], ["embeddings", "backfill"], ["list"]],
+)
+def test_every_command_reports_a_bad_setting_in_one_line_naming_the_variable(
+    command: list[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from click.testing import CliRunner
+
+    from app.cli import main
+
+    monkeypatch.chdir(tmp_path)  # no stray .env
+    result = CliRunner().invoke(main, command, env={"MEMORIA_RECALL__LEG_DEPTH": "0"})
+    assert result.exit_code == 1, result.output
+    lines = result.output.strip().splitlines()
+    assert lines == [
+        "Error: invalid configuration: MEMORIA_RECALL__LEG_DEPTH: Input should be greater than or equal to 1"
+    ]
+    assert "Traceback" not in result.output and "pydantic" not in result.output
