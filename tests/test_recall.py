@@ -15,7 +15,7 @@ from app.settings import RecallSettings, Settings
 
 Client = AsyncTestClient[Litestar]
 
-CORPUS = [
+CORPUS: list[dict[str, Any]] = [
     {"content": "The CI pipeline runs on GitHub Actions with a matrix of Python versions", "tags": ["ci"]},
     {"content": "Alice prefers tabs over spaces in every Go file", "category": "preference"},
     {

@@ -28,13 +28,13 @@ from pgvector.asyncpg import register_vector
 
 from app.auth.service import create_user
 from app.db import Database, create_database
-from app.db.plans import StatementTimer, plan_summary
+from app.db.plans import StatementTimer, plan_summary, walk_plan
 from app.db.urls import with_database
 from app.embeddings import LocalEmbedder
 from app.memories.service import content_hash
 from app.recall.schemas import LegWeights, RecallFilters, RecallRequest
 from app.recall.service import RecallService, set_local_sql
-from app.recall.sql import RECALL_STATEMENT
+from app.recall.sql import recall_statement
 from app.settings import DatabaseSettings, EmbeddingSettings, MemorySettings, RecallSettings
 from tests.conftest import DIMENSION, TEMPLATE_DB
 
@@ -44,6 +44,7 @@ RARE_TAG_ROWS = 40  # rows of "big" tagged "rare"
 HNSW_INDEX = "memories_embedding_hnsw_idx"
 GIN_INDEX = "memories_search_idx"
 NAMESPACE_INDEX = "memories_ns_created_idx"
+EDGE_INDEXES = {"concept_edges_source_strongest_idx", "concept_edges_target_strongest_idx"}
 WORDS = [f"{a}{b}" for a in ("kel", "mor", "tav", "rin", "sol", "dun", "pel", "vor") for b in range(60)]
 
 
@@ -212,7 +213,7 @@ async def test_hybrid_recall_across_all_scopes_fills_the_limit(
 async def test_big_scope_recall_plan_uses_hnsw_for_dense_and_gin_for_lexical(
     scale_table: ScaleTable, one_connection_db: Database, embedder: LocalEmbedder
 ) -> None:
-    db, timer, recall = one_connection_db, StatementTimer(RECALL_STATEMENT), RecallSettings()
+    db, timer, recall = one_connection_db, StatementTimer(recall_statement()), RecallSettings()
     async with db.read.acquire() as conn:
         conn.add_query_logger(timer)
     # the real service builds the arguments; the logger hands them over for EXPLAIN
@@ -223,7 +224,7 @@ async def test_big_scope_recall_plan_uses_hnsw_for_dense_and_gin_for_lexical(
     (_, args), *_ = timer.records
     async with db.read.acquire() as conn, conn.transaction(readonly=True):
         await conn.execute(set_local_sql(recall))
-        raw = await conn.fetchval(f"EXPLAIN (FORMAT JSON) {RECALL_STATEMENT}", *args)
+        raw = await conn.fetchval(f"EXPLAIN (FORMAT JSON) {recall_statement()}", *args)
     parts = plan_summary(json.loads(raw)[0])["parts"]
     assert HNSW_INDEX in parts["CTE dense_ann"]["indexes"], parts
     assert GIN_INDEX in parts["CTE lexical_strict"]["indexes"], parts
@@ -235,7 +236,7 @@ async def test_the_cached_generic_plan_uses_hnsw_for_dense_and_gin_for_lexical(
     conn = await asyncpg.connect(scale_table.url)
     try:
         # PREPARE infers the parameter types; EXPLAIN EXECUTE then shows the plan the cache would run
-        await conn.execute(f"PREPARE recall AS {RECALL_STATEMENT}")
+        await conn.execute(f"PREPARE recall AS {recall_statement()}")
         arity = await conn.fetchval(
             "SELECT cardinality(parameter_types) FROM pg_prepared_statements WHERE name = 'recall'"
         )
@@ -253,13 +254,17 @@ async def test_the_cached_generic_plan_uses_hnsw_for_dense_and_gin_for_lexical(
     # small scopes intersect the text index with their namespaces' index
     assert "BitmapAnd" in parts["CTE lexical_strict"]["nodes"], parts
     assert {GIN_INDEX, NAMESPACE_INDEX} <= set(parts["CTE lexical_strict"]["indexes"]), parts
+    # the graph walk reads each concept's strongest edges in order, from the index on either end
+    nodes = [node for _, _, node in walk_plan(json.loads(raw)[0]["Plan"])]
+    edge_reads = [node for node in nodes if node.get("Relation Name") == "concept_edges"]
+    assert {node.get("Index Name") for node in edge_reads} == EDGE_INDEXES, edge_reads
 
 
 async def _plan_counts(db: Database) -> tuple[int, int]:
     async with db.read.acquire() as conn:
         row = await conn.fetchrow(
             "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1",
-            RECALL_STATEMENT,
+            recall_statement(),
         )
     assert row is not None
     return row["generic_plans"], row["custom_plans"]
@@ -304,7 +309,7 @@ def _memory_rows_read(node: dict[str, Any]) -> float:
 async def test_a_user_without_namespaces_recalls_nothing_and_reads_no_memories(
     one_connection_db: Database, embedder: LocalEmbedder
 ) -> None:
-    db, timer = one_connection_db, StatementTimer(RECALL_STATEMENT)
+    db, timer = one_connection_db, StatementTimer(recall_statement())
     async with db.write.acquire() as conn:
         newcomer = await create_user(conn, f"newcomer-{uuid.uuid4().hex[:8]}")
         conn.add_query_logger(timer)
@@ -321,7 +326,7 @@ async def test_a_user_without_namespaces_recalls_nothing_and_reads_no_memories(
 async def _explain_generic(conn: asyncpg.Connection, args: tuple[Any, ...]) -> str:
     """EXPLAIN ANALYZE of the generic plan recall runs (EXPLAIN with bound values plans for them)."""
     await conn.execute(set_local_sql(RecallSettings(generic_plan=True)))
-    await conn.execute(f"PREPARE recall_generic AS {RECALL_STATEMENT}")
+    await conn.execute(f"PREPARE recall_generic AS {recall_statement()}")
     types = await conn.fetchval(
         "SELECT parameter_types::text[] FROM pg_prepared_statements WHERE name = 'recall_generic'"
     )

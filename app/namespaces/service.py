@@ -25,6 +25,13 @@ def validate_namespace_name(name: str) -> str:
     return name
 
 
+_USER_NAMESPACES = """
+SELECT name, id FROM namespaces
+WHERE user_id = $1 AND ($2::text[] IS NULL OR name = ANY($2::text[]))
+ORDER BY id
+"""
+
+
 async def ensure_namespaces(conn: asyncpg.Connection, user_id: int, names: Iterable[str]) -> dict[str, int]:
     """Return {name: id}, creating the namespaces that do not exist yet."""
     wanted = sorted({validate_namespace_name(n) for n in names})
@@ -33,26 +40,24 @@ async def ensure_namespaces(conn: asyncpg.Connection, user_id: int, names: Itera
         user_id,
         wanted,
     )
-    rows = await conn.fetch(
-        "SELECT name, id FROM namespaces WHERE user_id = $1 AND name = ANY($2::text[])", user_id, wanted
-    )
+    rows = await conn.fetch(_USER_NAMESPACES, user_id, wanted)
     return {r["name"]: r["id"] for r in rows}
 
 
 async def resolve_namespaces(
-    conn: asyncpg.Connection | asyncpg.Pool, user_id: int, names: Sequence[str]
+    conn: asyncpg.Connection | asyncpg.Pool, user_id: int, names: Sequence[str] | None
 ) -> list[int]:
-    """Ids of existing namespaces the user owns; 404 naming the first unknown one."""
-    for name in names:
-        validate_namespace_name(name)
-    rows = await conn.fetch(
-        "SELECT name, id FROM namespaces WHERE user_id = $1 AND name = ANY($2::text[])", user_id, list(names)
-    )
+    """Ids of the user's namespaces called `names`, in that order, or of every namespace the user
+    owns (in id order) when `names` is None; 404 naming the first unknown one."""
+    wanted = None if names is None else [validate_namespace_name(name) for name in names]
+    rows = await conn.fetch(_USER_NAMESPACES, user_id, wanted)
     found = {r["name"]: r["id"] for r in rows}
-    for name in names:
+    if wanted is None:
+        return list(found.values())
+    for name in wanted:
         if name not in found:
             raise NotFound(f"namespace {name!r} not found")
-    return [found[n] for n in names]
+    return [found[name] for name in wanted]
 
 
 async def list_namespaces(conn: asyncpg.Connection | asyncpg.Pool, user_id: int) -> list[asyncpg.Record]:

@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
-import time
-from dataclasses import dataclass
-from typing import Any
 
 import asyncpg
 from pgvector import HalfVector
@@ -15,11 +11,12 @@ from pgvector import HalfVector
 from app.core.time import as_utc
 from app.core.validation import TagLimits, clean_tags
 from app.db import Database, read_only_transaction
-from app.embeddings import Embedder, Vector
-from app.errors import InvalidInput, NotFound
-from app.graph.extract import query_concept_names
+from app.embeddings import Embedder, EmbeddingError, Vector
+from app.errors import InvalidInput
+from app.graph import query_concept_names
 from app.graph.settings import GraphSettings
-from app.namespaces import validate_namespace_name
+from app.namespaces import resolve_namespaces, validate_namespace_name
+from app.recall.legs import LegPlan
 from app.recall.lexemes import CommonLexemes
 from app.recall.schemas import (
     EffectiveSettings,
@@ -28,50 +25,22 @@ from app.recall.schemas import (
     RecallRequest,
     RecallResponse,
 )
+from app.recall.scope_sizes import ScopeSizes
 from app.recall.settings import RecallSettings
-from app.recall.sql import RECALL_PARAMS, RECALL_STATEMENT
+from app.recall.sql import recall_statement
+from app.recall.statement import RecallArgs
 
 log = logging.getLogger(__name__)
-
-_SCOPE_SQL = """
-SELECT id, name FROM namespaces
-WHERE user_id = $1 AND ($2::text[] IS NULL OR name = ANY($2::text[]))
-"""
-
-
-# Counting stops at the threshold: only "below or not" matters.
-_COUNT_SQL = """
-SELECT s.namespace_id, (
-    SELECT count(*) FROM (
-        SELECT 1 FROM memories m
-        WHERE m.namespace_id = s.namespace_id AND m.deleted_at IS NULL
-        LIMIT $2
-    ) capped
-) AS n
-FROM unnest($1::bigint[]) AS s (namespace_id)
-"""
-
-
-@dataclass(frozen=True, slots=True)
-class LegPlan:
-    """The effective per-leg weights and whether each leg can run for this request."""
-
-    weights: dict[str, float]
-    legs: dict[str, str]
-
-    @property
-    def degraded(self) -> bool:
-        return any(state.startswith("unavailable") for state in self.legs.values())
 
 
 def set_local_sql(settings: RecallSettings) -> str:
     """SET LOCAL lines sent with the recall transaction's BEGIN; values are validated settings.
 
     SET LOCAL (not SET) keeps them inside the transaction, so a transaction-mode pooler never
-    hands them to another client. Parallel workers are off: launching them cost ~10 ms per recall
-    even when the parallel branch never ran (EXPLAIN on 100k memories). The recall statement runs
-    its connection's generic plan: re-planning it per call cost 2.5-3 ms, and the statement is
-    written so that no leg's plan depends on the parameters' values (see the CTE comments).
+    hands them to another client. Parallel workers are off: launching them costs more than a whole
+    recall's work, even when the parallel branch never runs. The recall statement runs its
+    connection's generic plan: planning it is a large share of a recall's time, and the statement
+    is written so that no leg's plan depends on the parameters' values (recall.sql's header).
     """
     plan_mode = "force_generic_plan" if settings.generic_plan else "auto"
     return (
@@ -82,31 +51,6 @@ def set_local_sql(settings: RecallSettings) -> str:
         f"SET LOCAL statement_timeout = {int(settings.statement_timeout_ms)}; "
         f"SET LOCAL plan_cache_mode = {plan_mode}"
     )
-
-
-class ScopeSizes:
-    """Live-memory counts per namespace, cached briefly: they pick exact vs HNSW dense search and how
-    the lexical leg reads its matches, where a count that is a minute old is as good as a fresh one
-    and counting 50k rows is not free."""
-
-    def __init__(self, threshold: int, ttl_s: float) -> None:
-        self._threshold = threshold
-        self._ttl_s = ttl_s
-        self._counts: dict[int, tuple[float, int]] = {}
-
-    async def is_small(self, conn: asyncpg.Connection, namespace_ids: list[int]) -> bool:
-        if not namespace_ids:
-            return True  # nothing to read: the big-scope path would read every text match to learn it
-        if self._threshold <= 0:
-            return False
-        now = time.monotonic()
-        stale = [n for n in namespace_ids if now - self._counts.get(n, (-math.inf, 0))[0] > self._ttl_s]
-        if stale:
-            rows = await conn.fetch(_COUNT_SQL, stale, self._threshold)
-            fresh = {r["namespace_id"]: r["n"] for r in rows}
-            for namespace_id in stale:
-                self._counts[namespace_id] = (now, fresh.get(namespace_id, 0))
-        return sum(self._counts[n][1] for n in namespace_ids) < self._threshold
 
 
 class RecallService:
@@ -127,41 +71,18 @@ class RecallService:
         self._scope_sizes = ScopeSizes(settings.exact_scan_below, settings.scope_size_ttl_s)
         self._common_lexemes = CommonLexemes(settings.common_lexeme_fraction, settings.common_lexemes_ttl_s)
 
-    def _weights(self, request: RecallRequest) -> dict[str, float]:
-        """The request's leg weights over the configured defaults; 4xx when every leg is off."""
-        requested = request.weights
-        defaults = {
-            "lexical": self._settings.weight_lexical,
-            "dense": self._settings.weight_dense,
-            "graph": self._graph.weight if self._graph.enabled else 0.0,
-        }
-        weights = {
-            leg: value if (value := getattr(requested, leg, None)) is not None else default
-            for leg, default in defaults.items()
-        }
-        if not any(w > 0 for w in weights.values()):
-            raise InvalidInput("at least one leg weight must be above 0")
-        return weights
-
-    @staticmethod
-    def _plan(weights: dict[str, float], query_vec: Vector | None, embed_error: str | None) -> LegPlan:
-        legs = {name: "ok" if weight > 0 else "off" for name, weight in weights.items()}
-        if weights["dense"] > 0 and query_vec is None:
-            legs["dense"] = f"unavailable: {embed_error or 'no embedder'}"
-        return LegPlan(weights=weights, legs=legs)
-
-    async def _embed_query(self, request: RecallRequest) -> tuple[Vector | None, str | None]:
-        weights = request.weights
-        graph_off = (weights.graph == 0) if weights and weights.graph is not None else not self._graph.enabled
-        if weights is not None and weights.dense == 0 and graph_off:
-            return None, None  # no leg needs the query vector
+    async def _embed_query(self, query: str, plan: LegPlan) -> tuple[Vector | None, LegPlan]:
+        """The query vector when a leg needs it, and the plan without it when the model failed."""
+        if not plan.needs_query_vector:
+            return None, plan
         try:
-            return await self._embedder.embed_query(request.query), None
-        except Exception as exc:  # recall degrades to the legs that work
+            return await self._embedder.embed_query(query), plan
+        except EmbeddingError as exc:  # recall degrades to the legs that work
             log.warning("query embedding failed; recall runs without the dense leg", exc_info=True)
-            return None, type(exc).__name__
+            return None, plan.without_query_vector(type(exc).__name__)
 
     def _validate(self, request: RecallRequest) -> list[str] | None:
+        """The namespaces named, each once, or None for all of the caller's."""
         if "\x00" in request.query or "\x00" in (request.expanded_query or ""):
             raise InvalidInput("query contains a NUL character")
         if not request.query.strip():
@@ -176,28 +97,24 @@ class RecallService:
 
     async def recall(self, user_id: int, request: RecallRequest) -> RecallResponse:
         names = self._validate(request)
-        filters = request.filters
-        tags = clean_tags(filters.tags, self._tag_limits, "filters.tags") if filters.tags else None
-        weights = self._weights(request)
+        tags = (
+            clean_tags(request.filters.tags, self._tag_limits, "filters.tags")
+            if request.filters.tags
+            else None
+        )
+        plan = LegPlan.for_request(request.weights, self._settings, self._graph)
         # The model works in its thread while this one opens the transaction and resolves the scope.
-        embedding = asyncio.ensure_future(self._embed_query(request))
+        embedding = asyncio.ensure_future(self._embed_query(request.query, plan))
         try:
             async with self._db.read.acquire() as conn, read_only_transaction(conn, self._set_local):
-                scope = await conn.fetch(_SCOPE_SQL, user_id, names)
-                if names is not None:
-                    missing = sorted(set(names) - {r["name"] for r in scope})
-                    if missing:
-                        raise NotFound(f"namespace {missing[0]!r} not found")
-                namespace_ids = [r["id"] for r in scope]
+                # In id order: the per-namespace reads cap their candidates in scope order, so one
+                # scope always reads the same way.
+                namespace_ids = sorted(await resolve_namespaces(conn, user_id, names))
                 small_scope = await self._scope_sizes.is_small(conn, namespace_ids)
                 common_lexemes = await self._common_lexemes.get(conn)
-                query_vec, embed_error = await embedding
-                plan = self._plan(weights, query_vec, embed_error)
-                params = self._params(request, tags, query_vec, plan)
-                params["namespace_ids"] = namespace_ids
-                params["small_scope"] = small_scope
-                params["common_lexemes"] = common_lexemes
-                rows = await conn.fetch(RECALL_STATEMENT, *(params[name] for name in RECALL_PARAMS))
+                query_vec, plan = await embedding
+                args = self._args(request, tags, plan, query_vec, namespace_ids, small_scope, common_lexemes)
+                rows = await conn.fetch(recall_statement(), *args.values())
         finally:
             embedding.cancel()  # a no-op once done; an early error must not leave it dangling
         return RecallResponse(
@@ -207,48 +124,52 @@ class RecallService:
             settings=self._effective(plan) if request.explain else None,
         )
 
-    def _params(
-        self, request: RecallRequest, tags: list[str] | None, query_vec: Vector | None, plan: LegPlan
-    ) -> dict[str, Any]:
-        """The statement's arguments, except the scope (resolved inside the transaction)."""
-        filters = request.filters
-        return {
-            "query": request.query,
-            "expanded_query": request.expanded_query,
-            "query_vec": HalfVector(query_vec) if query_vec is not None else None,
-            "embedding_model": self._embedder.model_id,
-            "category": filters.category,
-            "tags": tags,
-            "tags_match_all": filters.tags_match == "all",
-            "created_since": as_utc(filters.created_since),
-            "created_until": as_utc(filters.created_until),
-            "include_sensitive": filters.include_sensitive,
-            "row_filters": any(
-                value is not None
-                for value in (filters.category, tags, filters.created_since, filters.created_until)
-            ),
-            "leg_depth": self._settings.leg_depth,
-            "rrf_k": self._settings.rrf_k,
-            "w_lexical": plan.weights["lexical"],
-            "w_dense": plan.weights["dense"] if query_vec is not None else 0.0,
-            "importance_prior": self._settings.importance_prior,
-            "lexical_cap": self._settings.lexical_candidate_cap,
-            "limit": request.limit,
-            "sort": request.sort,
-            "w_graph": plan.weights["graph"],
-            "seed_names": query_concept_names(f"{request.query}\n{request.expanded_query or ''}"),
-            "graph_max_hops": self._graph.max_hops,
-            "graph_hop_decay": self._graph.hop_decay,
-            "graph_fanout": self._graph.fanout,
-            "graph_hub_fraction": self._graph.hub_fraction,
-            "graph_hub_min_doc_freq": self._graph.hub_min_doc_freq,
-            # concept vectors exist only with concept embeddings on; otherwise skip that seed scan
-            "graph_seed_neighbors": self._graph.seed_neighbors if self._graph.concept_embeddings else 0,
-            "graph_seed_min_similarity": self._graph.seed_min_similarity,
-            "graph_max_seeds": self._graph.max_seeds,
-            "graph_max_concepts": self._graph.max_concepts,
-            "graph_memories_per_concept": self._graph.memories_per_concept,
-        }
+    def _args(
+        self,
+        request: RecallRequest,
+        tags: list[str] | None,
+        plan: LegPlan,
+        query_vec: Vector | None,
+        namespace_ids: list[int],
+        small_scope: bool,
+        common_lexemes: list[str],
+    ) -> RecallArgs:
+        filters, graph, weights = request.filters, self._graph, plan.weights
+        return RecallArgs(
+            query=request.query,
+            common_lexemes=common_lexemes,
+            expanded_query=request.expanded_query,
+            small_scope=small_scope,
+            namespace_ids=namespace_ids,
+            include_sensitive=filters.include_sensitive,
+            category=filters.category,
+            tags=tags,
+            tags_match_all=filters.tags_match == "all",
+            created_since=as_utc(filters.created_since),
+            created_until=as_utc(filters.created_until),
+            lexical_cap=self._settings.lexical_candidate_cap,
+            w_lexical=weights["lexical"],
+            leg_depth=self._settings.leg_depth,
+            query_vec=HalfVector(query_vec) if query_vec is not None else None,
+            w_dense=weights["dense"],
+            embedding_model=self._embedder.model_id,
+            graph_hub_min_doc_freq=graph.hub_min_doc_freq,
+            graph_hub_fraction=graph.hub_fraction,
+            w_graph=weights["graph"],
+            seed_names=query_concept_names(f"{request.query}\n{request.expanded_query or ''}"),
+            graph_max_seeds=graph.max_seeds,
+            graph_seed_neighbors=graph.seed_neighbors if plan.seeds_nearest_concepts else 0,
+            graph_seed_min_similarity=graph.seed_min_similarity,
+            graph_hop_decay=graph.hop_decay,
+            graph_fanout=graph.fanout,
+            graph_max_hops=graph.max_hops,
+            graph_max_concepts=graph.max_concepts,
+            graph_memories_per_concept=graph.memories_per_concept,
+            rrf_k=self._settings.rrf_k,
+            importance_prior=self._settings.importance_prior,
+            limit=request.limit,
+            sort=request.sort,
+        )
 
     def _effective(self, plan: LegPlan) -> EffectiveSettings:
         return EffectiveSettings(

@@ -1,0 +1,472 @@
+-- Recall: every leg, the fusion and the ordering, in ONE statement.
+--
+-- This is the statement exactly as PostgreSQL runs it, except that parameters are named (:name).
+-- app/recall/statement.py binds them from RecallArgs, whose field order numbers them $1, $2, ...
+-- (in the order this file first uses them).
+--
+-- Legs are CTEs that each yield (id, rank): lexical, dense, graph. Fusion is weighted Reciprocal
+-- Rank Fusion, sum(w_leg / (k + rank_leg)), where a leg that did not return a memory adds 0; then
+-- the importance prior, then the requested sort.
+--
+-- The statement runs its connection's cached generic plan: one plan for every scope, filter and
+-- weight, so no part may need the parameters' values to plan well. Some text repeats for that
+-- reason alone. Each such pattern is explained here, once, and named where it occurs:
+--
+-- [leg switch] `:w_<leg>::float8 > 0` in a leg's WHERE. A weight of 0 makes the WHERE a constant
+--   false (a one-time filter), so the leg does not run at all; ablations run this very statement.
+--   A dense weight above 0 always comes with a query vector (RecallArgs refuses anything else).
+--
+-- [in scope] The same filter in every leg, so that all legs rank the same population: the
+--   caller's namespaces, live, not sensitive unless asked, and the optional row filters. Those sit
+--   behind the one :row_filters gate: a generic plan cannot fold `$x IS NULL OR ...` away, and five
+--   such clauses multiplied made it expect ~5 rows in scope and pick a sequential scan over the
+--   HNSW index; behind the gate they count as one clause that holds for about half the rows.
+--
+-- [scope size] :small_scope picks one of two ways to read a leg's candidates; the other way's
+--   WHERE is a one-time false filter. A big scope reads the text (or HNSW) index alone: most of
+--   what it finds is in scope. A small scope reads each namespace's index instead: a query of
+--   common words matches thousands of rows across the table, and reading them all to keep a small
+--   scope's few costs more than intersecting the text index with the namespace's.
+--
+-- [per namespace] `unnest(:namespace_ids) ... CROSS JOIN LATERAL (... WHERE m.namespace_id =
+--   scope.namespace_id ... OFFSET 0)`: the in-scope memories read through one index lookup per
+--   namespace. OFFSET 0 keeps each lookup apart: merged into one `namespace_id = ANY(...)` scan, a
+--   generic plan cannot know how few rows that selects and reads the whole table.
+--
+-- [by id] `CROSS JOIN LATERAL (SELECT ... FROM memories WHERE id = x.id OFFSET 0)`: one
+--   primary-key lookup per id. OFFSET 0 keeps the subquery a lookup: a generic plan cannot know how
+--   few ids the LIMITed legs yield and would hash the whole table instead.
+--
+-- [strongest edges] The graph walk's two hops read a concept's neighbours the same way: the
+--   strongest edges at each end, in weight order from the (end, weight DESC) edge indexes, twice
+--   the fanout so that skipping hub concepts still leaves enough, then the fanout strongest
+--   non-hub neighbours.
+WITH
+-- The query three ways: strict (all words, websearch syntax); broad (any lexeme, plus expanded
+-- terms), which ranks every OR match; and rare, the broad lexemes the planner statistics do not
+-- call common (NULL when none is left; the same as broad when none is common).
+lexical_query AS (
+    SELECT websearch_to_tsquery('english', :query) AS strict_q,
+           (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM unnest(l.lexemes) lexeme)
+               AS broad_q,
+           (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM unnest(l.lexemes) lexeme
+            WHERE lexeme <> ALL(:common_lexemes::text[])) AS rare_q,
+           l.lexemes && :common_lexemes::text[] AS has_common
+    FROM (
+        SELECT tsvector_to_array(
+                   to_tsvector('english', :query || ' ' || coalesce(:expanded_query::text, ''))
+               ) AS lexemes
+    ) l
+),
+-- Three tiers, each broadening only when the ones before came back short of the leg depth, and
+-- each ranking at most :lexical_cap candidates, so a query full of common words cannot make this
+-- leg rank thousands of rows. Each tier reads its candidates in one of two ways [scope size].
+lexical_strict AS (
+    SELECT c.id, ts_rank_cd(c.search_vector, q.strict_q) AS score
+    FROM lexical_query q,
+         LATERAL (
+             (SELECT m.id, m.search_vector
+              FROM memories m
+              WHERE NOT :small_scope::boolean
+                AND m.search_vector @@ q.strict_q
+                -- [in scope]
+                AND m.namespace_id = ANY(:namespace_ids::bigint[])
+                AND m.deleted_at IS NULL
+                AND (m.is_sensitive = false OR :include_sensitive::boolean)
+                AND (NOT :row_filters::boolean OR (
+                         (:category::text IS NULL OR m.category = :category)
+                     AND (:tags::text[] IS NULL
+                          OR CASE WHEN :tags_match_all::boolean THEN m.tags @> :tags ELSE m.tags && :tags END)
+                     AND (:created_since::timestamptz IS NULL OR m.created_at >= :created_since)
+                     AND (:created_until::timestamptz IS NULL OR m.created_at < :created_until)))
+              LIMIT :lexical_cap)
+             UNION ALL
+             (SELECT m.id, m.search_vector
+              -- [per namespace]
+              FROM unnest(:namespace_ids::bigint[]) AS scope (namespace_id)
+              CROSS JOIN LATERAL (
+                  SELECT m.id, m.search_vector
+                  FROM memories m
+                  WHERE m.namespace_id = scope.namespace_id
+                    AND m.search_vector @@ q.strict_q
+                    -- [in scope]
+                    AND m.namespace_id = ANY(:namespace_ids::bigint[])
+                    AND m.deleted_at IS NULL
+                    AND (m.is_sensitive = false OR :include_sensitive::boolean)
+                    AND (NOT :row_filters::boolean OR (
+                             (:category::text IS NULL OR m.category = :category)
+                         AND (:tags::text[] IS NULL
+                              OR CASE WHEN :tags_match_all::boolean THEN m.tags @> :tags ELSE m.tags && :tags END)
+                         AND (:created_since::timestamptz IS NULL OR m.created_at >= :created_since)
+                         AND (:created_until::timestamptz IS NULL OR m.created_at < :created_until)))
+                  OFFSET 0
+              ) m
+              WHERE :small_scope::boolean
+              LIMIT :lexical_cap)
+         ) c
+    WHERE :w_lexical::float8 > 0  -- [leg switch]
+    ORDER BY score DESC, c.id
+    LIMIT :leg_depth
+),
+-- Any of the rarer lexemes: a question's "like" or "would" would fetch a fifth of the table and
+-- says little about relevance. ts_rank (term frequency, all lexemes) separates OR matches better
+-- than cover density, which rewards several terms close together.
+lexical_rare AS (
+    SELECT c.id, ts_rank(c.search_vector, q.broad_q) AS score
+    FROM lexical_query q,
+         LATERAL (
+             (SELECT m.id, m.search_vector
+              FROM memories m
+              WHERE NOT :small_scope::boolean
+                AND m.search_vector @@ q.rare_q
+                -- [in scope]
+                AND m.namespace_id = ANY(:namespace_ids::bigint[])
+                AND m.deleted_at IS NULL
+                AND (m.is_sensitive = false OR :include_sensitive::boolean)
+                AND (NOT :row_filters::boolean OR (
+                         (:category::text IS NULL OR m.category = :category)
+                     AND (:tags::text[] IS NULL
+                          OR CASE WHEN :tags_match_all::boolean THEN m.tags @> :tags ELSE m.tags && :tags END)
+                     AND (:created_since::timestamptz IS NULL OR m.created_at >= :created_since)
+                     AND (:created_until::timestamptz IS NULL OR m.created_at < :created_until)))
+              LIMIT :lexical_cap)
+             UNION ALL
+             (SELECT m.id, m.search_vector
+              -- [per namespace]
+              FROM unnest(:namespace_ids::bigint[]) AS scope (namespace_id)
+              CROSS JOIN LATERAL (
+                  SELECT m.id, m.search_vector
+                  FROM memories m
+                  WHERE m.namespace_id = scope.namespace_id
+                    AND m.search_vector @@ q.rare_q
+                    -- [in scope]
+                    AND m.namespace_id = ANY(:namespace_ids::bigint[])
+                    AND m.deleted_at IS NULL
+                    AND (m.is_sensitive = false OR :include_sensitive::boolean)
+                    AND (NOT :row_filters::boolean OR (
+                             (:category::text IS NULL OR m.category = :category)
+                         AND (:tags::text[] IS NULL
+                              OR CASE WHEN :tags_match_all::boolean THEN m.tags @> :tags ELSE m.tags && :tags END)
+                         AND (:created_since::timestamptz IS NULL OR m.created_at >= :created_since)
+                         AND (:created_until::timestamptz IS NULL OR m.created_at < :created_until)))
+                  OFFSET 0
+              ) m
+              WHERE :small_scope::boolean
+              LIMIT :lexical_cap)
+         ) c
+    WHERE :w_lexical::float8 > 0  -- [leg switch]
+      AND q.rare_q IS NOT NULL
+      AND (SELECT count(*) FROM lexical_strict) < :leg_depth
+    ORDER BY score DESC, c.id
+    LIMIT :leg_depth
+),
+-- Any lexeme at all, common ones included (when none is common, the rare tier already was this).
+lexical_any AS (
+    SELECT c.id, ts_rank(c.search_vector, q.broad_q) AS score
+    FROM lexical_query q,
+         LATERAL (
+             (SELECT m.id, m.search_vector
+              FROM memories m
+              WHERE NOT :small_scope::boolean
+                AND m.search_vector @@ q.broad_q
+                -- [in scope]
+                AND m.namespace_id = ANY(:namespace_ids::bigint[])
+                AND m.deleted_at IS NULL
+                AND (m.is_sensitive = false OR :include_sensitive::boolean)
+                AND (NOT :row_filters::boolean OR (
+                         (:category::text IS NULL OR m.category = :category)
+                     AND (:tags::text[] IS NULL
+                          OR CASE WHEN :tags_match_all::boolean THEN m.tags @> :tags ELSE m.tags && :tags END)
+                     AND (:created_since::timestamptz IS NULL OR m.created_at >= :created_since)
+                     AND (:created_until::timestamptz IS NULL OR m.created_at < :created_until)))
+              LIMIT :lexical_cap)
+             UNION ALL
+             (SELECT m.id, m.search_vector
+              -- [per namespace]
+              FROM unnest(:namespace_ids::bigint[]) AS scope (namespace_id)
+              CROSS JOIN LATERAL (
+                  SELECT m.id, m.search_vector
+                  FROM memories m
+                  WHERE m.namespace_id = scope.namespace_id
+                    AND m.search_vector @@ q.broad_q
+                    -- [in scope]
+                    AND m.namespace_id = ANY(:namespace_ids::bigint[])
+                    AND m.deleted_at IS NULL
+                    AND (m.is_sensitive = false OR :include_sensitive::boolean)
+                    AND (NOT :row_filters::boolean OR (
+                             (:category::text IS NULL OR m.category = :category)
+                         AND (:tags::text[] IS NULL
+                              OR CASE WHEN :tags_match_all::boolean THEN m.tags @> :tags ELSE m.tags && :tags END)
+                         AND (:created_since::timestamptz IS NULL OR m.created_at >= :created_since)
+                         AND (:created_until::timestamptz IS NULL OR m.created_at < :created_until)))
+                  OFFSET 0
+              ) m
+              WHERE :small_scope::boolean
+              LIMIT :lexical_cap)
+         ) c
+    WHERE :w_lexical::float8 > 0  -- [leg switch]
+      AND (q.has_common OR q.rare_q IS NULL)
+      AND (SELECT count(*) FROM lexical_strict) + (SELECT count(*) FROM lexical_rare) < :leg_depth
+    ORDER BY score DESC, c.id
+    LIMIT :leg_depth
+),
+lexical AS (
+    SELECT id, score, row_number() OVER (ORDER BY tier, score DESC, id) AS rank
+    FROM (
+        SELECT DISTINCT ON (id) id, score, tier
+        FROM (
+            SELECT id, score, 0 AS tier FROM lexical_strict
+            UNION ALL SELECT id, score, 1 FROM lexical_rare
+            UNION ALL SELECT id, score, 2 FROM lexical_any
+        ) matched
+        ORDER BY id, tier
+    ) tiers
+    ORDER BY rank
+    LIMIT :leg_depth
+),
+-- Approximate nearest neighbours on the HNSW index (iterative scan keeps filtered results full).
+-- Small scopes skip it [scope size]: walking the HNSW graph past thousands of other namespaces'
+-- rows costs more than scanning the scope.
+dense_ann AS (
+    SELECT m.id, m.embedding <=> :query_vec::halfvec AS distance
+    FROM memories m
+    WHERE :w_dense::float8 > 0  -- [leg switch]
+      AND NOT :small_scope::boolean
+      AND m.embedding IS NOT NULL
+      AND m.embedding_model = :embedding_model::text
+      -- [in scope]
+      AND m.namespace_id = ANY(:namespace_ids::bigint[])
+      AND m.deleted_at IS NULL
+      AND (m.is_sensitive = false OR :include_sensitive::boolean)
+      AND (NOT :row_filters::boolean OR (
+               (:category::text IS NULL OR m.category = :category)
+           AND (:tags::text[] IS NULL
+                OR CASE WHEN :tags_match_all::boolean THEN m.tags @> :tags ELSE m.tags && :tags END)
+           AND (:created_since::timestamptz IS NULL OR m.created_at >= :created_since)
+           AND (:created_until::timestamptz IS NULL OR m.created_at < :created_until)))
+    ORDER BY m.embedding <=> :query_vec::halfvec
+    LIMIT :leg_depth
+),
+-- Exact scan of the scope: for small scopes, or when the index scan came back short although the
+-- scope may hold more (selective filters, or a scope that is a sliver of a big table). `+ 0` keeps
+-- this ORDER BY off the HNSW index.
+dense_exact AS (
+    SELECT m.id, m.distance
+    -- [per namespace]
+    FROM unnest(:namespace_ids::bigint[]) AS scope (namespace_id)
+    CROSS JOIN LATERAL (
+        SELECT m.id, m.embedding <=> :query_vec::halfvec AS distance
+        FROM memories m
+        WHERE m.namespace_id = scope.namespace_id
+          AND m.embedding IS NOT NULL
+          AND m.embedding_model = :embedding_model::text
+          -- [in scope]
+          AND m.namespace_id = ANY(:namespace_ids::bigint[])
+          AND m.deleted_at IS NULL
+          AND (m.is_sensitive = false OR :include_sensitive::boolean)
+          AND (NOT :row_filters::boolean OR (
+                   (:category::text IS NULL OR m.category = :category)
+               AND (:tags::text[] IS NULL
+                    OR CASE WHEN :tags_match_all::boolean THEN m.tags @> :tags ELSE m.tags && :tags END)
+               AND (:created_since::timestamptz IS NULL OR m.created_at >= :created_since)
+               AND (:created_until::timestamptz IS NULL OR m.created_at < :created_until)))
+        OFFSET 0
+    ) m
+    WHERE (:small_scope::boolean OR (SELECT count(*) FROM dense_ann) < :leg_depth)
+      AND :w_dense::float8 > 0  -- [leg switch]
+    ORDER BY m.distance + 0
+    LIMIT :leg_depth
+),
+dense AS (
+    SELECT id, distance, row_number() OVER (ORDER BY distance, id) AS rank
+    FROM (
+        SELECT id, distance FROM dense_exact
+        UNION ALL
+        SELECT id, distance FROM dense_ann WHERE NOT EXISTS (SELECT 1 FROM dense_exact)
+    ) candidates
+),
+-- Concept graph: seed the concepts the query names (and the nearest concept embeddings), walk
+-- co-occurrence edges with decay, never through hubs, and score the memories that mention what was
+-- reached, rare concepts counting more than common ones.
+graph_scope AS (
+    SELECT id AS namespace_id, graph_memories,
+           greatest(:graph_hub_min_doc_freq::float8, :graph_hub_fraction::float8 * graph_memories)
+               AS hub_ceiling
+    FROM namespaces
+    WHERE id = ANY(:namespace_ids::bigint[])
+      AND :w_graph::float8 > 0  -- [leg switch]
+),
+-- The concepts the query names, rarest first; then, when :graph_seed_neighbors is above 0 (concept
+-- embeddings on and a query vector), the concepts nearest to the query.
+graph_seeds AS (
+    (SELECT c.id AS concept_id, 1.0::float8 AS activation, c.display_name AS path,
+            ln(1 + s.graph_memories::float8 / greatest(c.doc_freq, 1)) AS specificity
+     FROM concepts c
+     JOIN graph_scope s ON s.namespace_id = c.namespace_id
+     WHERE (c.name = ANY(:seed_names::text[]) OR c.aliases && :seed_names::text[])
+       AND c.doc_freq <= s.hub_ceiling
+     ORDER BY c.doc_freq, c.id
+     LIMIT :graph_max_seeds)
+    UNION ALL
+    SELECT near.id, near.similarity, near.display_name,
+           ln(1 + s.graph_memories::float8 / greatest(near.doc_freq, 1))
+    FROM graph_scope s,
+         LATERAL (
+             SELECT c.id, c.display_name, c.doc_freq,
+                    1 - (c.embedding <=> :query_vec::halfvec) AS similarity
+             FROM concepts c
+             WHERE c.namespace_id = s.namespace_id
+               AND c.embedding IS NOT NULL
+             ORDER BY c.embedding <=> :query_vec::halfvec
+             LIMIT :graph_seed_neighbors
+         ) near
+    WHERE near.similarity >= :graph_seed_min_similarity
+      AND near.doc_freq <= s.hub_ceiling
+),
+-- At most two hops, each bounded: every seed follows its strongest edges, and only the most
+-- activated first-hop concepts go on, so the walk reads O(seeds + fanout) edge lists, never fanout².
+graph_hop1 AS (
+    SELECT nb.id AS concept_id, f.activation * :graph_hop_decay::float8 * nb.strength AS activation,
+           f.path || ' > ' || nb.display_name AS path, nb.specificity
+    FROM graph_seeds f
+    CROSS JOIN LATERAL (
+        -- [strongest edges] of f
+        SELECT c.id, c.display_name, e.weight / (e.weight + 1.0) AS strength,
+               ln(1 + gs.graph_memories::float8 / greatest(c.doc_freq, 1)) AS specificity
+        FROM (
+            (SELECT target_id AS other, weight FROM concept_edges
+             WHERE source_id = f.concept_id
+             ORDER BY weight DESC LIMIT 2 * :graph_fanout)
+            UNION ALL
+            (SELECT source_id, weight FROM concept_edges
+             WHERE target_id = f.concept_id
+             ORDER BY weight DESC LIMIT 2 * :graph_fanout)
+        ) e
+        JOIN concepts c ON c.id = e.other
+        JOIN graph_scope gs ON gs.namespace_id = c.namespace_id
+        WHERE c.doc_freq <= gs.hub_ceiling
+        ORDER BY e.weight DESC, c.id
+        LIMIT :graph_fanout
+    ) nb
+    WHERE :graph_max_hops >= 1
+),
+graph_hop2 AS (
+    SELECT nb.id AS concept_id, h.activation * :graph_hop_decay::float8 * nb.strength AS activation,
+           h.path || ' > ' || nb.display_name AS path, nb.specificity
+    FROM (
+        SELECT concept_id, activation, path FROM graph_hop1
+        ORDER BY activation DESC, concept_id
+        LIMIT :graph_fanout
+    ) h
+    CROSS JOIN LATERAL (
+        -- [strongest edges] of h
+        SELECT c.id, c.display_name, e.weight / (e.weight + 1.0) AS strength,
+               ln(1 + gs.graph_memories::float8 / greatest(c.doc_freq, 1)) AS specificity
+        FROM (
+            (SELECT target_id AS other, weight FROM concept_edges
+             WHERE source_id = h.concept_id
+             ORDER BY weight DESC LIMIT 2 * :graph_fanout)
+            UNION ALL
+            (SELECT source_id, weight FROM concept_edges
+             WHERE target_id = h.concept_id
+             ORDER BY weight DESC LIMIT 2 * :graph_fanout)
+        ) e
+        JOIN concepts c ON c.id = e.other
+        JOIN graph_scope gs ON gs.namespace_id = c.namespace_id
+        WHERE c.doc_freq <= gs.hub_ceiling
+        ORDER BY e.weight DESC, c.id
+        LIMIT :graph_fanout
+    ) nb
+    WHERE :graph_max_hops >= 2
+),
+-- The most activated concepts, numbered: a memory's explain path is that of its best concept.
+graph_concepts AS (
+    SELECT concept_id, activation, path, specificity,
+           row_number() OVER (ORDER BY activation DESC, concept_id) AS concept_rank
+    FROM (
+        SELECT DISTINCT ON (concept_id) concept_id, activation, path, specificity
+        FROM (
+            SELECT concept_id, activation, path, specificity FROM graph_seeds
+            UNION ALL SELECT concept_id, activation, path, specificity FROM graph_hop1
+            UNION ALL SELECT concept_id, activation, path, specificity FROM graph_hop2
+        ) reached
+        ORDER BY concept_id, activation DESC
+    ) best
+    ORDER BY activation DESC, concept_id
+    LIMIT :graph_max_concepts
+),
+-- Memories score the activation of the concepts they mention, rare concepts (ln(1 + N/df))
+-- counting more than common ones.
+graph_scored AS (
+    SELECT mc.memory_id AS id, sum(gc.activation * gc.specificity) AS score,
+           min(gc.concept_rank) AS best_concept
+    FROM graph_concepts gc
+    CROSS JOIN LATERAL (
+        SELECT l.memory_id FROM memory_concepts l
+        WHERE l.concept_id = gc.concept_id
+        ORDER BY l.memory_id DESC
+        LIMIT :graph_memories_per_concept
+    ) mc
+    -- Only live, non-sensitive memories are ever linked (delete and PATCH unlink in their own
+    -- transaction), so memory rows are read only when the request filters on their columns.
+    WHERE NOT :row_filters::boolean
+       OR EXISTS (
+              SELECT 1 FROM memories m
+              WHERE m.id = mc.memory_id
+                -- [in scope]
+                AND m.namespace_id = ANY(:namespace_ids::bigint[])
+                AND m.deleted_at IS NULL
+                AND (m.is_sensitive = false OR :include_sensitive::boolean)
+                AND (NOT :row_filters::boolean OR (
+                         (:category::text IS NULL OR m.category = :category)
+                     AND (:tags::text[] IS NULL
+                          OR CASE WHEN :tags_match_all::boolean THEN m.tags @> :tags ELSE m.tags && :tags END)
+                     AND (:created_since::timestamptz IS NULL OR m.created_at >= :created_since)
+                     AND (:created_until::timestamptz IS NULL OR m.created_at < :created_until))))
+    GROUP BY mc.memory_id
+    ORDER BY score DESC, mc.memory_id
+    LIMIT :leg_depth
+),
+graph AS (
+    SELECT g.id, g.score, gc.path, row_number() OVER (ORDER BY g.score DESC, g.id) AS rank
+    FROM graph_scored g
+    JOIN graph_concepts gc ON gc.concept_rank = g.best_concept
+),
+fused AS (
+    SELECT id,
+           lexical.rank AS lexical_rank,
+           lexical.score AS lexical_score,
+           dense.rank AS dense_rank,
+           dense.distance AS dense_distance,
+           graph.rank AS graph_rank,
+           graph.path AS graph_path,
+           coalesce(:w_lexical::float8 / (:rrf_k + lexical.rank), 0)
+         + coalesce(:w_dense::float8 / (:rrf_k + dense.rank), 0)
+         + coalesce(:w_graph::float8 / (:rrf_k + graph.rank), 0) AS fused_score
+    FROM lexical
+    FULL OUTER JOIN dense USING (id)
+    FULL OUTER JOIN graph USING (id)
+),
+ranked AS (
+    SELECT f.*,
+           f.fused_score * (1 - :importance_prior::float8 + :importance_prior::float8 * m.importance)
+               AS final_score,
+           m.importance, m.created_at
+    FROM fused f
+    -- [by id]
+    CROSS JOIN LATERAL (SELECT importance, created_at FROM memories WHERE id = f.id OFFSET 0) m
+    ORDER BY final_score DESC, f.id
+    LIMIT :limit
+)
+SELECT r.id, n.name AS namespace, m.content, m.category, m.tags, m.importance, m.is_sensitive,
+       m.created_at, r.lexical_rank, r.lexical_score, r.dense_rank, r.dense_distance,
+       r.graph_rank, r.graph_path, r.fused_score, r.final_score
+FROM ranked r
+-- [by id]
+CROSS JOIN LATERAL (SELECT * FROM memories WHERE id = r.id OFFSET 0) m
+JOIN namespaces n ON n.id = m.namespace_id
+ORDER BY
+    CASE WHEN :sort::text = 'importance' THEN r.importance END DESC NULLS LAST,
+    CASE WHEN :sort::text = 'recency' THEN r.created_at END DESC NULLS LAST,
+    r.final_score DESC,
+    r.id

@@ -1,0 +1,72 @@
+"""The arguments of the recall statement (`recall.sql`), one typed field per named parameter.
+
+Field order numbers the parameters: `:name` becomes `$n`, n being the field's position, so the
+fields follow the order in which the statement first uses each parameter. A test holds the two
+together: every parameter is a field, every field is a parameter, each of the Python type
+PostgreSQL infers for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from datetime import datetime
+from typing import Literal
+
+from pgvector import HalfVector
+
+Sort = Literal["relevance", "importance", "recency"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecallArgs:
+    query: str  # parsed by websearch_to_tsquery: user text can never be a syntax error
+    common_lexemes: list[str]  # too common to pick OR-tier candidates (pg_stats, cached)
+    expanded_query: str | None  # extra lexical terms, OR-ed in when broadening
+    small_scope: bool  # read the scope through its namespaces' index, dense leg exact
+    namespace_ids: list[int]  # the caller's namespaces in scope (resolved, never user text)
+    include_sensitive: bool
+    row_filters: bool = field(init=False)  # any of the four row filters below is set
+    category: str | None
+    tags: list[str] | None
+    tags_match_all: bool
+    created_since: datetime | None
+    created_until: datetime | None
+    lexical_cap: int  # most candidates a lexical tier ranks
+    w_lexical: float  # 0: the lexical leg does not run
+    leg_depth: int  # candidates each leg contributes
+    query_vec: HalfVector | None  # the query's embedding; None when no leg needs it or it failed
+    w_dense: float  # 0: the dense leg does not run
+    embedding_model: str  # only vectors of the query's model are comparable to it
+    graph_hub_min_doc_freq: float
+    graph_hub_fraction: float
+    w_graph: float  # 0: the graph leg does not run
+    seed_names: list[str]  # concept keys the query mentions (the extractor used on store)
+    graph_max_seeds: int
+    graph_seed_neighbors: int  # nearest concepts seeded by embedding; 0 without a query vector
+    graph_seed_min_similarity: float
+    graph_hop_decay: float
+    graph_fanout: int
+    graph_max_hops: int
+    graph_max_concepts: int
+    graph_memories_per_concept: int
+    rrf_k: int
+    importance_prior: float
+    limit: int
+    sort: Sort
+
+    def __post_init__(self) -> None:
+        # The statement trusts both: a row filter outside the gate would be ignored, and a leg
+        # reading the query vector without one would rank by a NULL distance.
+        filtering = (self.category, self.tags, self.created_since, self.created_until)
+        object.__setattr__(self, "row_filters", any(value is not None for value in filtering))
+        if self.query_vec is None and (self.w_dense > 0 or self.graph_seed_neighbors > 0):
+            raise ValueError("the dense leg and concept-embedding seeds need a query vector")
+
+    def values(self) -> tuple[object, ...]:
+        """The arguments in `$n` order, for `conn.fetch(statement, *args.values())`."""
+        return tuple(getattr(self, f.name) for f in fields(self))
+
+
+def parameter_names() -> list[str]:
+    """The statement's parameter names in `$n` order."""
+    return [f.name for f in fields(RecallArgs)]
