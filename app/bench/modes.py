@@ -8,7 +8,10 @@ configured defaults: every leg on. A figure labelled with a mode means the same 
 
 from __future__ import annotations
 
+from app.graph.settings import GraphSettings
+from app.recall.legs import LegPlan
 from app.recall.schemas import LegWeights
+from app.recall.settings import RecallSettings
 
 LEXICAL = "lexical"
 DENSE = "dense"
@@ -25,7 +28,6 @@ MODE_WEIGHTS: dict[str, LegWeights | None] = {
 }
 
 
-def embeds_query(mode: str) -> bool:
-    """Whether a recall in `mode` embeds its query (every mode but lexical-only does)."""
-    weights = MODE_WEIGHTS[mode]
-    return weights is None or weights.dense != 0 or weights.graph != 0
+def embeds_query(mode: str, recall: RecallSettings, graph: GraphSettings) -> bool:
+    """Whether a recall in `mode` embeds its query: asked of the service's own leg plan."""
+    return LegPlan.for_request(MODE_WEIGHTS[mode], recall, graph).needs_query_vector

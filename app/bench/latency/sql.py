@@ -55,7 +55,7 @@ async def sql_latency(
         # then compare statements run moments apart, whatever the machine's load does meanwhile
         for mode, texts in blocks(queries[WARMUP:], list(MODES), size=1):
             for text in texts:
-                if embeds_query(mode) and text not in embedded:
+                if embeds_query(mode, config.recall, config.graph) and text not in embedded:
                     began = time.perf_counter()
                     await embedder.embed_query(text)
                     embed_ms.append((time.perf_counter() - began) * 1000.0)
