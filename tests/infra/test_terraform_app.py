@@ -6,8 +6,9 @@ import re
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
-from .hcl_model import REPO_ROOT, Resource, TerraformProject, block, blocks, env_value, strip_interpolation
+from .hcl_model import Resource, TerraformProject, block, blocks, env_value, strip_interpolation
 
 APP_MODULE = "modules/memoria-app"
 
@@ -199,16 +200,18 @@ def test_api_reads_settings_from_the_configmap_and_secrets_from_the_secret(
 
 def test_configmap_sets_only_settings_that_memoria_accepts(tf: TerraformProject) -> None:
     """The app rejects unknown MEMORIA_* variables (extra="forbid"), so a typo would crash-loop pods."""
-    source = (REPO_ROOT / "app" / "settings.py").read_text(encoding="utf-8")
+    from app.settings import Settings
+
+    sections = Settings.model_fields
     names = set(tf.module(APP_MODULE).locals["core_settings"])
     names |= set(re.findall(r"\b(MEMORIA_[A-Z_]+)\s*=", tf.module(APP_MODULE).locals["settings"]))
     names |= {"MEMORIA_DATABASE__URL", "MEMORIA_DATABASE__READ_URL"}
     for name in sorted(n for n in names if n.startswith("MEMORIA_")):
         section, _, field = name.removeprefix("MEMORIA_").lower().partition("__")
-        assert re.search(rf"^\s+{section}\s*:", source, re.MULTILINE), (
-            f"{name}: no settings section {section}"
-        )
-        assert re.search(rf"^\s+{field}\s*:", source, re.MULTILINE), f"{name}: no setting {field}"
+        assert section in sections, f"{name}: no settings section {section}"
+        model = sections[section].annotation
+        assert isinstance(model, type) and issubclass(model, BaseModel), f"{name}: {section} is no section"
+        assert field in model.model_fields, f"{name}: no setting {field}"
 
 
 def network_policy(tf: TerraformProject, name: str) -> Resource:
