@@ -209,3 +209,77 @@ def latency(
     if json_out is not None:
         json_out.write_text(json.dumps(report, indent=2, default=str))
         click.echo(f"wrote {json_out}", err=True)
+
+
+@bench.command("soak")
+@click.option("--minutes", type=click.FloatRange(min=0.05), default=30.0, show_default=True)
+@click.option("--clients", type=click.IntRange(min=1), default=8, show_default=True)
+@click.option(
+    "--store-share", type=click.FloatRange(0, 1), default=0.2, show_default=True, help="Share of stores."
+)
+@click.option(
+    "--preload", type=click.IntRange(min=0), default=1000, show_default=True, help="Memories stored first."
+)
+@click.option(
+    "--warmup",
+    type=click.FloatRange(min=0),
+    default=60.0,
+    show_default=True,
+    help="Seconds before the server's memory growth is counted.",
+)
+@click.option(
+    "--kill-postgres-at",
+    type=click.FloatRange(min=0),
+    help="kill -9 the embedded PostgreSQL once, this many seconds in.",
+)
+@click.option(
+    "--sentences",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="persona-sentences/sentences.txt (default: ../shared/bench/… beside the repo).",
+)
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The server's embedded PostgreSQL data (default: a temporary directory).",
+)
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON.")
+def soak(
+    minutes: float,
+    clients: int,
+    store_share: float,
+    preload: int,
+    warmup: float,
+    kill_postgres_at: float | None,
+    sentences: Path | None,
+    data_dir: Path | None,
+    json_out: Path | None,
+) -> None:
+    """A bounded mixed load (stores and recalls) on a real `memoria serve` with its own embedded
+    PostgreSQL: p50/p95 per operation every minute, server memory growth, lost writes; with
+    --kill-postgres-at, the recovery time and whether errors stayed inside the outage. Exits 1 when
+    a target is not met."""
+    from app.bench.latency import DEFAULT_SENTENCES
+    from app.bench.soak import SoakOptions, bench_soak, print_summary
+
+    corpus = sentences or DEFAULT_SENTENCES
+    if not corpus.is_file():
+        raise click.BadParameter(f"{corpus} does not exist", param_hint="--sentences")
+    config.settings()  # a bad setting is one line here, not a server that fails to start
+    options = SoakOptions(
+        duration_s=minutes * 60,
+        clients=clients,
+        store_share=store_share,
+        preload=preload,
+        warmup_s=warmup,
+        kill_postgres_at_s=kill_postgres_at,
+        sentences=corpus,
+        data_dir=data_dir,
+    )
+    console = Console()
+    report = asyncio.run(bench_soak(options, console))
+    print_summary(report, console)
+    if json_out is not None:
+        json_out.write_text(json.dumps(report, indent=2, default=str))
+        click.echo(f"wrote {json_out}", err=True)
+    if not all(check["met"] for check in report["targets"]):
+        raise SystemExit(1)
