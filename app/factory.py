@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -11,22 +12,34 @@ from litestar.di import Provide
 from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import SwaggerRenderPlugin
+from litestar.openapi.spec import Components, SecurityScheme
 
 from app.auth import ApiKeyMiddleware
+from app.core.metrics import Metrics
 from app.db import create_database, head_revision
 from app.db.schema_check import check_embedding_dimension
+from app.db.warmup import Warmer
 from app.embeddings import Embedder, build_embedder
+from app.embeddings.backfill import EMBED_JOB, EmbeddingJobs
+from app.embeddings.instrumented import instrument
 from app.errors import EXCEPTION_HANDLERS
-from app.graph import GraphIndexer
+from app.graph import INDEX_JOB, GraphIndexer
 from app.graph.routes import GraphController
 from app.health import healthz, readyz
 from app.hooks.routes import hook_router
+from app.http import TYPE_DECODERS, ApiRequest, before_request
+from app.jobs import JobWorker
 from app.memories import MemoryService
 from app.memories.routes import MemoryController
+from app.middleware import RequestDeadlineMiddleware
 from app.namespaces.routes import get_namespaces
+from app.observability import RequestObserver, Scrape, metrics_route
+from app.openapi import OpenAPIJsonPlugin
 from app.recall import RecallService
 from app.recall.routes import recall_memories
 from app.settings import Settings
+
+POOL_CLOSE_TIMEOUT_S = 5.0
 
 
 def _provide_memory_service(state: State) -> MemoryService:
@@ -49,7 +62,8 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
     url = settings.database.url
     if not url:
         raise ValueError("create_app needs a database URL; `memoria serve` starts the embedded one")
-    model = embedder or build_embedder(settings.embeddings)
+    metrics = Metrics()  # this app's registry: what /metrics exposes
+    model = instrument(embedder or build_embedder(settings.embeddings), metrics.embeddings)
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -57,6 +71,11 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
         app.state.head_revision = head_revision()
         db = await create_database(url, settings.database)
         app.state.db = db
+        warmup = Warmer(db.read, settings.database.warmup_timeout_s)
+        app.state.warmup = warmup  # /readyz says "warming up" while it runs
+        jobs = JobWorker(db.write, settings.jobs)
+        app.state.jobs = jobs  # `stop(grace_s)` drains it; tests drain the queue with `run_pending()`
+        app.state.scrape = Scrape(metrics.registry, db, lambda: jobs.kinds)  # pool and queue gauges
         try:
             await check_embedding_dimension(db.write, model.model_id, model.dimension)
             await model.load()
@@ -64,16 +83,37 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
                 await model.embed_documents(["warm up"])
             app.state.embedder_ready = True
             app.state.embedder = model
-            app.state.memory_service = MemoryService(db, model, settings.memories)
+            app.state.memory_service = MemoryService(
+                db, model, settings.memories, jobs=jobs.queue, index_graph=settings.graph.enabled
+            )
             app.state.recall_service = RecallService(
-                db, model, settings.recall, settings.memories.tag_limits, settings.graph
+                db, model, settings.recall, settings.memories.tag_limits, settings.graph, metrics.recall
             )
             app.state.graph_indexer = GraphIndexer(
                 db.write, model if settings.graph.concept_embeddings else None, settings.graph
             )
+            # durable after-commit work: rows in `jobs`, worked by a bounded pool of loops
+            jobs.register(INDEX_JOB, app.state.graph_indexer.run_jobs)
+            embedding_jobs = EmbeddingJobs(db.write, model)
+            jobs.register(EMBED_JOB, embedding_jobs.run, reconcile=embedding_jobs.reconcile)
+            await jobs.start()
+            # Bounded, before uvicorn listens; the watcher warms again whenever PostgreSQL restarts.
+            await warmup.warm()
+            warmup.start_watching()
             yield
         finally:
-            await db.close()
+            # Shutdown order: uvicorn has stopped accepting and drained in-flight requests (within
+            # `memoria serve --shutdown-timeout`) before this runs; then the warm-up watcher, the
+            # background jobs (bounded), the pools (bounded); `memoria serve` stops the embedded
+            # PostgreSQL after the app has returned.
+            app.state.scrape.close()
+            await warmup.close()
+            await jobs.stop()  # running jobs get settings.jobs.stop_timeout_s, then go back to the queue
+            try:
+                await asyncio.wait_for(db.close(), POOL_CLOSE_TIMEOUT_S)
+            except TimeoutError:  # a connection still held: drop them all rather than hang the exit
+                db.write.terminate()
+                db.read.terminate()
             if embedder is None:
                 await model.close()
 
@@ -87,23 +127,50 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
             hook_router(settings.hooks),
         ],
         middleware=[DefineMiddleware(ApiKeyMiddleware)],
+        security=[{"apiKey": []}],
         dependencies={
             "memories": Provide(_provide_memory_service, sync_to_thread=False),
             "recall": Provide(_provide_recall_service, sync_to_thread=False),
             "graph_indexer": Provide(_provide_graph_indexer, sync_to_thread=False),
         },
     )
-    return Litestar(
-        route_handlers=[healthz, readyz, v1],
+    operations = [metrics_route(settings.metrics.token)] if settings.metrics.token else []
+    app = Litestar(
+        route_handlers=[healthz, readyz, v1, *operations],
         lifespan=[lifespan],
         exception_handlers=EXCEPTION_HANDLERS,
+        # outermost route middleware: the deadline covers authentication as well as the handler
+        middleware=[
+            DefineMiddleware(
+                RequestDeadlineMiddleware,
+                deadline_ms=settings.server.request_deadline_ms,
+                write_deadline_ms=settings.server.write_deadline_ms,
+            )
+        ],
+        request_class=ApiRequest,  # strict JSON bodies (app/http.py)
+        type_decoders=TYPE_DECODERS,
+        before_request=before_request,
         request_max_body_size=settings.server.max_body_bytes,
         openapi_config=OpenAPIConfig(
             title="Memoria",
             version="0.1.0",
             description="Hybrid-search memory API for AI agents",
             path="/schema",
-            render_plugins=[SwaggerRenderPlugin()],
+            render_plugins=[SwaggerRenderPlugin(), OpenAPIJsonPlugin()],
+            components=Components(
+                security_schemes={
+                    "apiKey": SecurityScheme(
+                        type="http",
+                        scheme="bearer",
+                        description="`memoria keys create --user NAME` prints a key",
+                    )
+                }
+            ),
         ),
         debug=False,
+        logging_config=None,  # the process configures logging (`memoria serve`: app.core.logs), not the app
     )
+    # before routing, so every request (404s too) gets a request id and is timed
+    app.asgi_handler = RequestObserver(app.asgi_handler, metrics.http)
+    app.state.metrics = metrics
+    return app

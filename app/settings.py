@@ -21,8 +21,11 @@ from app.db.settings import DatabaseSettings
 from app.embeddings.settings import EmbeddingSettings
 from app.graph.settings import GraphSettings
 from app.hooks.settings import HookSettings
+from app.jobs.settings import JobSettings
 from app.memories.settings import MemorySettings
+from app.observability.settings import MetricsSettings
 from app.recall.settings import RecallSettings
+from app.secrets.settings import SecretSettings
 
 __all__ = [
     "ClientSettings",
@@ -31,8 +34,11 @@ __all__ = [
     "GraphSettings",
     "HookSettings",
     "InvalidSettings",
+    "JobSettings",
     "MemorySettings",
+    "MetricsSettings",
     "RecallSettings",
+    "SecretSettings",
     "ServerSettings",
     "Settings",
     "load_settings",
@@ -43,7 +49,31 @@ class ServerSettings(Section):
     host: str = "127.0.0.1"
     port: int = Field(default=8080, ge=0, le=65535)
     max_body_bytes: int = Field(default=1_048_576, ge=1024, description="Larger request bodies get 413.")
+    request_deadline_ms: int = Field(
+        default=5000,
+        ge=100,
+        le=600_000,
+        description="Every request is answered within this: past it the answer is 503 with Retry-After "
+        "(the hook endpoint answers {} within its own, shorter budget).",
+    )
+    write_deadline_ms: int = Field(
+        default=60_000,
+        ge=100,
+        le=600_000,
+        description="The deadline of the routes that embed what they write (store, PATCH): a batch "
+        "of 100 memories is 100 model calls",
+    )
+    shutdown_timeout_s: int = Field(
+        default=10,
+        ge=0,
+        le=3600,
+        description="After SIGTERM, how long in-flight requests get to finish before they are cancelled",
+    )
     log_level: Literal["debug", "info", "warning", "error"] = "info"
+    log_format: Literal["text", "json"] = Field(
+        default="text",
+        description="`json`: one JSON object per log line; every line of a request carries its request id",
+    )
 
 
 class Settings(BaseSettings):
@@ -61,7 +91,10 @@ class Settings(BaseSettings):
     memories: MemorySettings = Field(default_factory=MemorySettings)
     recall: RecallSettings = Field(default_factory=RecallSettings)
     graph: GraphSettings = Field(default_factory=GraphSettings)
+    secrets: SecretSettings = Field(default_factory=SecretSettings)
+    jobs: JobSettings = Field(default_factory=JobSettings)
     hooks: HookSettings = Field(default_factory=HookSettings)
+    metrics: MetricsSettings = Field(default_factory=MetricsSettings)
     client: ClientSettings = Field(default_factory=ClientSettings)
 
     @model_validator(mode="before")

@@ -132,6 +132,42 @@ ALTER TABLE public.concepts ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
 
 
 --
+-- Name: jobs; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.jobs (
+    id bigint NOT NULL,
+    kind text NOT NULL,
+    memory_id bigint NOT NULL,
+    state text DEFAULT 'queued'::text NOT NULL,
+    attempts integer DEFAULT 0 NOT NULL,
+    run_after timestamp with time zone DEFAULT now() NOT NULL,
+    leased_until timestamp with time zone,
+    last_error text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT jobs_attempts_check CHECK ((attempts >= 0)),
+    CONSTRAINT jobs_kind_check CHECK (((char_length(kind) >= 1) AND (char_length(kind) <= 64))),
+    CONSTRAINT jobs_leased_while_running CHECK (((state = 'running'::text) = (leased_until IS NOT NULL))),
+    CONSTRAINT jobs_state_check CHECK ((state = ANY (ARRAY['queued'::text, 'running'::text, 'failed'::text])))
+);
+
+
+--
+-- Name: jobs_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.jobs ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.jobs_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
 -- Name: memoria_meta; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -190,6 +226,26 @@ ALTER TABLE public.memories ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
 CREATE TABLE public.memory_concepts (
     memory_id bigint NOT NULL,
     concept_id bigint NOT NULL
+);
+
+
+--
+-- Name: memory_secrets; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.memory_secrets (
+    memory_id bigint NOT NULL,
+    ordinal integer NOT NULL,
+    kind text NOT NULL,
+    key_id text NOT NULL,
+    nonce bytea NOT NULL,
+    ciphertext bytea NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT memory_secrets_ciphertext_check CHECK ((octet_length(ciphertext) >= 16)),
+    CONSTRAINT memory_secrets_key_id_check CHECK (((char_length(key_id) >= 1) AND (char_length(key_id) <= 64))),
+    CONSTRAINT memory_secrets_kind_check CHECK (((char_length(kind) >= 1) AND (char_length(kind) <= 40))),
+    CONSTRAINT memory_secrets_nonce_check CHECK ((octet_length(nonce) = 12)),
+    CONSTRAINT memory_secrets_ordinal_check CHECK ((ordinal >= 1))
 );
 
 
@@ -304,6 +360,14 @@ ALTER TABLE ONLY public.concepts
 
 
 --
+-- Name: jobs jobs_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.jobs
+    ADD CONSTRAINT jobs_pkey PRIMARY KEY (id);
+
+
+--
 -- Name: memoria_meta memoria_meta_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -325,6 +389,14 @@ ALTER TABLE ONLY public.memories
 
 ALTER TABLE ONLY public.memory_concepts
     ADD CONSTRAINT memory_concepts_pkey PRIMARY KEY (memory_id, concept_id);
+
+
+--
+-- Name: memory_secrets memory_secrets_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.memory_secrets
+    ADD CONSTRAINT memory_secrets_pkey PRIMARY KEY (memory_id, ordinal);
 
 
 --
@@ -392,6 +464,27 @@ CREATE INDEX concepts_aliases_idx ON public.concepts USING gin (aliases);
 --
 
 CREATE INDEX concepts_embedding_hnsw_idx ON public.concepts USING hnsw (embedding public.halfvec_cosine_ops) WITH (m='16', ef_construction='64');
+
+
+--
+-- Name: jobs_due_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX jobs_due_idx ON public.jobs USING btree (run_after, id) WHERE (state = 'queued'::text);
+
+
+--
+-- Name: jobs_leased_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX jobs_leased_idx ON public.jobs USING btree (leased_until) WHERE (state = 'running'::text);
+
+
+--
+-- Name: jobs_memory_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX jobs_memory_idx ON public.jobs USING btree (memory_id, kind);
 
 
 --
@@ -484,6 +577,14 @@ ALTER TABLE ONLY public.concepts
 
 
 --
+-- Name: jobs jobs_memory_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.jobs
+    ADD CONSTRAINT jobs_memory_id_fkey FOREIGN KEY (memory_id) REFERENCES public.memories(id) ON DELETE CASCADE;
+
+
+--
 -- Name: memories memories_namespace_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -505,6 +606,14 @@ ALTER TABLE ONLY public.memory_concepts
 
 ALTER TABLE ONLY public.memory_concepts
     ADD CONSTRAINT memory_concepts_memory_id_fkey FOREIGN KEY (memory_id) REFERENCES public.memories(id) ON DELETE CASCADE;
+
+
+--
+-- Name: memory_secrets memory_secrets_memory_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.memory_secrets
+    ADD CONSTRAINT memory_secrets_memory_id_fkey FOREIGN KEY (memory_id) REFERENCES public.memories(id) ON DELETE CASCADE;
 
 
 --

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 
 import asyncpg
@@ -38,11 +39,19 @@ BAD_STORE_BODIES = [
     pytest.param([{"content": f"m{i}"} for i in range(101)], 422, "at most 100", id="batch-too-large"),
     pytest.param([{"content": "fine"}, {"content": ""}], 422, "[1].content", id="bad-item-in-batch"),
     pytest.param("just a string", 422, "Expected `object | array`", id="json-string-body"),
+    pytest.param({"content": "ok", "importance": "0.5"}, 422, "Expected `float`", id="number-as-string"),
+    pytest.param({"content": "ok", "is_sensitive": 1}, 422, "Expected `bool`, got `int`", id="bool-as-int"),
+    pytest.param({"content": "ok", "category": "a\u0000"}, 422, "category", id="nul-in-category"),
 ]
 
 
 async def _memory_count(conn: asyncpg.Connection) -> int:
     return int(await conn.fetchval("SELECT count(*) FROM memories"))
+
+
+def _cursor(stamp: str, memory_id: object) -> str:
+    """A cursor as the API encodes one (base64url of `[created_at, id]`), here forged."""
+    return base64.urlsafe_b64encode(json.dumps([stamp, memory_id]).encode()).decode().rstrip("=")
 
 
 def _assert_problem(response: object, status: int, needle: str) -> None:
@@ -64,8 +73,22 @@ async def test_bad_store_body_is_rejected_without_writing(
 
 @pytest.mark.parametrize(
     "raw",
-    [b'{"content": ', b"not json", b'{"content": "a"}}', b"\xff\xfe"],
-    ids=["truncated", "not-json", "trailing-garbage", "not-utf8"],
+    [
+        b'{"content": ',
+        b"not json",
+        b'{"content": "a"}}',
+        b"\xff\xfe",
+        b'{"content": "\xff"}',
+        b'{"content": "ok", "metadata": {"k": "\xed\xa0\x80"}}',
+    ],
+    ids=[
+        "truncated",
+        "not-json",
+        "trailing-garbage",
+        "not-utf8",
+        "not-utf8-in-string",
+        "surrogate-in-string",
+    ],
 )
 async def test_invalid_json_is_a_400(
     client: Client, alice: dict[str, str], conn: asyncpg.Connection, raw: bytes
@@ -74,6 +97,57 @@ async def test_invalid_json_is_a_400(
         "/v1/memories", content=raw, headers=alice | {"content-type": "application/json"}
     )
     _assert_problem(response, 400, "not valid JSON")
+    assert await _memory_count(conn) == 0
+
+
+async def test_empty_body_is_a_400_that_says_so(
+    client: Client, alice: dict[str, str], conn: asyncpg.Connection
+) -> None:
+    for method, path in [("POST", "/v1/memories"), ("POST", "/v1/recall")]:
+        response = await client.request(
+            method, path, content=b"", headers=alice | {"content-type": "application/json"}
+        )
+        _assert_problem(response, 400, "request body is empty")
+    assert await _memory_count(conn) == 0
+
+
+def _nested(before: str, depth: int, after: str) -> str:
+    """`before` + an array nested `depth` levels deep + `after`."""
+    return before + "[" * depth + "]" * depth + after
+
+
+# ~990 levels passed the JSON decoder and failed deeper in the stack (RecursionError, 500);
+# 100,000 levels fail in the decoder itself.
+DEEP_BODIES = [
+    *(
+        pytest.param(
+            "/v1/memories",
+            _nested('{"content": "x", "metadata": {"k": ', depth, "}}"),
+            id=f"store-metadata-{depth}",
+        )
+        for depth in (990, 100_000)
+    ),
+    pytest.param("/v1/memories", _nested('[{"content": "x", "tags": ', 990, "}]"), id="store-tags-990"),
+    pytest.param("/v1/recall", _nested('{"query": "x", "filters": {"tags": ', 990, "}}"), id="recall-990"),
+    pytest.param("/v1/recall", _nested('{"query": "x", "zz": ', 100_000, "}"), id="recall-100000"),
+    pytest.param(
+        "/v1/hooks/claude-code/user-prompt-submit",
+        _nested('{"prompt": "how do we deploy?", "extra": ', 100_000, "}"),
+        id="hook-100000",
+    ),
+    pytest.param("/v1/graph/neighbors", _nested('{"concept_ids": ', 990, "}"), id="graph-neighbors-990"),
+]
+
+
+@pytest.mark.parametrize(("path", "body"), DEEP_BODIES)
+async def test_deeply_nested_json_is_a_4xx_and_writes_nothing(
+    client: Client, alice: dict[str, str], conn: asyncpg.Connection, path: str, body: str
+) -> None:
+    response = await client.post(
+        path, content=body.encode(), headers=alice | {"content-type": "application/json"}
+    )
+    assert 400 <= response.status_code < 500, response.text
+    assert response.headers["content-type"].startswith("application/problem+json")
     assert await _memory_count(conn) == 0
 
 
@@ -103,6 +177,15 @@ async def test_bad_patch_bodies_leave_the_memory_unchanged(client: Client, alice
     assert memory["content"] == "keep me" and memory["importance"] == 0.5
 
 
+async def test_a_cursor_from_the_api_still_pages(client: Client, alice: dict[str, str]) -> None:
+    for i in range(3):
+        await client.post("/v1/memories", json={"content": f"memory {i}"}, headers=alice)
+    first = (await client.get("/v1/memories?limit=2", headers=alice)).json()
+    second = await client.get(f"/v1/memories?limit=2&cursor={first['next_cursor']}", headers=alice)
+    assert second.status_code == 200, second.text
+    assert [m["content"] for m in second.json()["items"]] == ["memory 0"]
+
+
 @pytest.mark.parametrize(
     ("path", "status", "needle"),
     [
@@ -116,6 +199,17 @@ async def test_bad_patch_bodies_leave_the_memory_unchanged(client: Client, alice
         ("/v1/memories?cursor=bm90LWpzb24", 422, "cursor"),
         ("/v1/memories?created_since=yesterday", 422, "created_since"),
         ("/v1/memories?tags_match=some", 422, "tags_match"),
+        ("/v1/memories?tags=a%00b", 422, "tags"),
+        ("/v1/memories?category=a%00b", 422, "category"),
+        ("/v1/memories?created_since=0001-01-01T00:00:00%2B14:00", 422, "created_since"),
+        ("/v1/memories?created_until=9999-12-31T23:59:59-14:00", 422, "created_until"),
+        ("/v1/memories?created_until=0.5", 422, "RFC 3339"),
+        ("/v1/memories?created_since=1700000000", 422, "RFC 3339"),
+        ("/v1/memories?cursor=" + _cursor("2020-01-01T00:00:00+00:00", 2**63), 422, "cursor"),
+        ("/v1/memories?cursor=" + _cursor("0001-01-01T00:00:00+14:00", 1), 422, "cursor"),
+        ("/v1/memories?cursor=" + _cursor("2020-01-01T00:00:00+00:00", "1"), 422, "cursor"),
+        ("/v1/memories?cursor=" + base64.urlsafe_b64encode(b"[" * 5000).decode(), 422, "cursor"),
+        ("/v1/graph/concepts/9223372036854775808", 422, "concept_id"),
     ],
 )
 async def test_bad_query_and_path_values_are_4xx(
@@ -153,3 +247,50 @@ async def test_only_a_hash_of_each_key_is_stored(conn: asyncpg.Connection) -> No
     created = await create_key(conn, "dave")
     dump = await conn.fetchval("SELECT string_agg(t::text, ' ') FROM api_keys t")
     assert created.key not in dump and created.key[10:] not in dump
+
+
+BAD_RECALL_BODIES = [
+    pytest.param(
+        {"query": "x", "filters": {"category": "a\u0000b"}}, "filters.category", id="nul-in-category"
+    ),
+    pytest.param(
+        {"query": "x", "filters": {"created_since": "0001-01-01T00:00:00+14:00"}},
+        "created_since",
+        id="since-before-year-1-in-utc",
+    ),
+    pytest.param(
+        {"query": "x", "filters": {"created_until": "9999-12-31T23:59:59-14:00"}},
+        "created_until",
+        id="until-after-year-9999-in-utc",
+    ),
+    pytest.param({"query": "x", "explain": 0}, "explain: Expected `bool`, got `int`", id="bool-as-int"),
+    pytest.param({"query": "x", "limit": "5"}, "limit: Expected `int`, got `str`", id="int-as-string"),
+    pytest.param({"query": "x", "limit": 5.5}, "limit: Expected `int`, got `float`", id="int-as-float"),
+    pytest.param(
+        {"query": "x", "filters": {"created_since": 0.5}},
+        "Expected `datetime | null`, got `float`",
+        id="datetime-as-number",
+    ),
+]
+
+
+@pytest.mark.parametrize(("body", "needle"), BAD_RECALL_BODIES)
+async def test_bad_recall_body_is_a_422(
+    client: Client, alice: dict[str, str], body: object, needle: str
+) -> None:
+    await client.post("/v1/memories", json={"content": "something to find"}, headers=alice)
+    _assert_problem(await client.post("/v1/recall", json=body, headers=alice), 422, needle)
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "needle"),
+    [
+        ("/v1/graph/neighbors", {"concept_ids": [2**63]}, "concept_ids[0]"),
+        ("/v1/graph/neighbors", {"concept_ids": [1, 2**64]}, "concept_ids[1]"),
+        ("/v1/graph/concepts/1/merge", {"into": 2**63}, "into"),
+    ],
+)
+async def test_ids_above_the_bigint_range_are_a_422(
+    client: Client, alice: dict[str, str], path: str, body: object, needle: str
+) -> None:
+    _assert_problem(await client.post(path, json=body, headers=alice), 422, needle)

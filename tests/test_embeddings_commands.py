@@ -87,10 +87,13 @@ async def test_backfill_embeds_memories_stored_during_an_outage(
     ]
     ids = await _store_during_outage(db_url, fake384, items)
     assert await job_conn.fetchval("SELECT count(*) FROM memories WHERE embedding IS NULL") == 4
+    pending = "SELECT memory_id FROM jobs WHERE kind = 'embeddings.embed' ORDER BY memory_id"
+    assert [r["memory_id"] for r in await job_conn.fetch(pending)] == ids[:3], "none for the sensitive one"
 
     router = guarded(await openai_compatible(fake384.url, 384))
     report = await backfill(job_conn, router, batch_size=2, progress=Recorder())
     assert (report.embedded, report.sensitive_left) == (3, 1)
+    assert await job_conn.fetch(pending) == [], "the backfill completed the server's embedding jobs"
     rows = await job_conn.fetch(
         "SELECT id, content, vector_dims(embedding) AS dims, embedding_model, embedding "
         "FROM memories ORDER BY id"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import asyncpg
@@ -13,6 +14,7 @@ from app.graph import sql as graph_sql
 from app.graph.extract import extract_concepts, normalise, query_concept_names
 from app.graph.indexer import GRAPH_LOCK_BASE, lock_graph
 from app.graph.rebuild import rebuild_graph
+from app.jobs import JobWorker
 from app.settings import GraphSettings
 
 Client = AsyncTestClient[Litestar]
@@ -44,11 +46,19 @@ def test_normalisation_folds_case_plurals_and_punctuation() -> None:
     assert query_concept_names("Where is the Lisbon datacenter?") == ["lisbon", "datacenter"]
 
 
+async def drain(client: Client) -> None:
+    """Run the jobs the requests left behind (concept indexing) before the test looks at the graph;
+    on the app's own event loop (the test client runs the app in a portal thread)."""
+    jobs: JobWorker = client.app.state.jobs
+    await asyncio.to_thread(lambda: client.blocking_portal.call(jobs.run_pending))
+
+
 async def store(client: Client, headers: dict[str, str], content: str, **extra: Any) -> int:
     response = await client.post(
         "/v1/memories", json={"content": content, "namespace": "g", **extra}, headers=headers
     )
     assert response.status_code == 201, response.text
+    await drain(client)
     return int(response.json()["id"])
 
 
@@ -142,6 +152,7 @@ async def test_content_update_re_extracts(
     await client.patch(
         f"/v1/memories/{memory_id}", json={"content": "Pulsar handles the billing events."}, headers=alice
     )
+    await drain(client)
     names = {
         r["name"]
         for r in await conn.fetch(

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
 
 import asyncpg
 from pgvector.asyncpg import register_vector
 
+from app.core import deadline
 from app.db.settings import DatabaseSettings
 
 
@@ -36,17 +41,81 @@ class PooledConnection(asyncpg.Connection):  # type: ignore[misc]  # asyncpg shi
 MAX_CACHEABLE_STATEMENT_BYTES = 128 * 1024
 
 
+def _terminate(conn: Any) -> None:
+    """Close a pool connection without a word to the server; the pool opens a new one when needed."""
+    with contextlib.suppress(asyncpg.InterfaceError):  # already terminated inside the block
+        conn.terminate()
+
+
+class _BoundedAcquire:
+    """`pool.acquire()` with a bounded wait, releasing an interrupted connection without waiting.
+
+    A block left by cancellation or a timeout may have left a statement running. asyncpg's release
+    would then cancel it and wait for the server to acknowledge, and `ROLLBACK` an open transaction:
+    on a hung server both wait out the whole command timeout, holding up whoever is unwinding. Such a
+    connection is terminated instead (a statement still running on a live server ends at its own
+    `statement_timeout` or when it notices the client left).
+    """
+
+    __slots__ = ("_conn", "_inner")
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self._conn: Any = None
+
+    async def __aenter__(self) -> Any:
+        self._conn = await self._inner.__aenter__()
+        return self._conn
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if exc_type is not None and issubclass(exc_type, (asyncio.CancelledError, TimeoutError)):
+            _terminate(self._conn)
+        await self._inner.__aexit__(exc_type, exc, tb)
+
+    def __await__(self) -> Any:  # `conn = await pool.acquire()`: the caller releases it
+        return self._inner.__await__()
+
+
+class BoundedPool(asyncpg.Pool):  # type: ignore[misc]  # asyncpg ships no stubs
+    """An asyncpg pool whose `acquire` never waits longer than `acquire_timeout_s` nor past the
+    current request's deadline (`app.core.deadline`), for every caller and for the pool's own
+    `fetch`/`execute`/… shortcuts, which acquire through it. The wait includes opening a connection,
+    so a server that accepts the socket and then never answers costs the bound, not asyncpg's 60 s.
+    Past the bound it raises TimeoutError (the HTTP layer answers 503).
+    """
+
+    def __init__(self, *args: Any, acquire_timeout_s: float, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._acquire_timeout_s = acquire_timeout_s
+
+    def acquire(self, *, timeout: float | None = None) -> _BoundedAcquire:
+        bound = deadline.remaining(self._acquire_timeout_s if timeout is None else timeout)
+        # 0 would make asyncpg wait without a bound; a spent deadline fails at once instead
+        return _BoundedAcquire(super().acquire(timeout=max(bound or 0.0, 0.001)))
+
+
 async def _open_pool(url: str, settings: DatabaseSettings) -> asyncpg.Pool:
-    return await asyncpg.create_pool(
+    pool = BoundedPool(
+        url,
+        acquire_timeout_s=settings.acquire_timeout_s,
         connection_class=PooledConnection,
-        dsn=url,
+        record_class=asyncpg.Record,
         min_size=settings.pool_min_size,
         max_size=settings.pool_max_size,
+        max_queries=50_000,  # asyncpg's defaults, which create_pool would pass
+        max_inactive_connection_lifetime=300.0,
+        loop=None,
+        init=_init_connection,
+        # connect arguments
         statement_cache_size=settings.statement_cache_size,
         max_cacheable_statement_size=MAX_CACHEABLE_STATEMENT_BYTES,
         command_timeout=settings.command_timeout_s,
-        init=_init_connection,
+        timeout=settings.connect_timeout_s,
     )
+    await pool  # opens min_size connections, each within connect_timeout_s
+    return pool
 
 
 @dataclass(slots=True)

@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from app.db.embedded import EmbeddedPostgres
 from app.db.migrate import upgrade_to_head
 from app.db.settings import DatabaseSettings
+from app.db.supervisor import EmbeddedServerLost, PostmasterSupervisor
 
 
 @contextmanager
@@ -21,9 +22,12 @@ def database_url(
 
     With `migrate_dimension` the schema is upgraded to head first (the dimension fixes the vector
     width on a new database). `serve_lock` makes this process the only server on the embedded data
-    directory.
+    directory and the keeper of its postmaster: a supervisor restarts it whenever it dies. If it
+    cannot, the process is asked to shut down (SIGTERM) and leaving this block raises
+    `EmbeddedServerLost`, so `memoria serve` exits 1 instead of serving without a database.
     """
     embedded: EmbeddedPostgres | None = None
+    supervisor: PostmasterSupervisor | None = None
     try:
         if database.url:
             url = database.url
@@ -34,9 +38,20 @@ def database_url(
             if serve_lock:
                 embedded.acquire_serve_lock()
             url = embedded.start()
+            if serve_lock and embedded.restartable:
+                supervisor = PostmasterSupervisor(
+                    embedded,
+                    attempts=database.embedded_restart_attempts,
+                    max_backoff_s=database.embedded_restart_max_backoff_s,
+                )
+                supervisor.start()
         if migrate_dimension is not None:
             upgrade_to_head(url, migrate_dimension)
         yield url
     finally:
+        if supervisor is not None:
+            supervisor.stop()  # first: the postmaster is about to stop on purpose
         if embedded is not None:
             embedded.stop()
+        if supervisor is not None and supervisor.gave_up:
+            raise EmbeddedServerLost(supervisor.gave_up)

@@ -26,6 +26,23 @@ class DatabaseSettings(Section):
         pattern=r"^[1-9][0-9]{0,6}(kB|MB|GB)$",
         description="shared_buffers of the embedded server (applied when it starts), e.g. 512MB or 1GB.",
     )
+    embedded_restart_attempts: int = Field(
+        default=8,
+        ge=1,
+        description="`memoria serve` restarts its embedded PostgreSQL when it dies; after this many failed "
+        "restarts in a row it gives up and exits 1, so whatever supervises it takes over.",
+    )
+    embedded_restart_max_backoff_s: float = Field(
+        default=30.0,
+        gt=0,
+        description="The wait before each restart doubles from 0.5 s up to this.",
+    )
+    warmup_timeout_s: float = Field(
+        default=30.0,
+        ge=0,
+        description="Longest warm-up of the recall tables and indexes (at start and after PostgreSQL "
+        "restarts; not ready meanwhile). 0 turns warm-up off.",
+    )
     statement_cache_size: int = Field(
         default=100,
         ge=0,
@@ -34,3 +51,15 @@ class DatabaseSettings(Section):
     pool_min_size: int = Field(default=1, ge=0)
     pool_max_size: int = Field(default=10, ge=1)
     command_timeout_s: float = Field(default=10.0, gt=0)
+    connect_timeout_s: float = Field(
+        default=5.0,
+        gt=0,
+        description="Longest wait for a new connection (asyncpg's default is 60 s; a stopped server "
+        "accepts the socket and then never answers).",
+    )
+    acquire_timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        description="Longest wait for a pool connection, a new one's connect included. Inside a request "
+        "the request's deadline bounds it further.",
+    )

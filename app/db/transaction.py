@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import asyncpg
+
+# A ROLLBACK after a statement failed: the server has just answered, so this is generous; past it
+# the connection is closed instead (the server then rolls back on its own).
+ROLLBACK_TIMEOUT_S = 2.0
 
 
 @asynccontextmanager
@@ -15,15 +20,27 @@ async def transaction_with(conn: asyncpg.Connection, set_local: str, read_only: 
 
     asyncpg's `conn.transaction()` spends a round trip on BEGIN alone, and the SET LOCAL lines would
     take another. `set_local` must be trusted SQL (validated settings, never user text).
+
+    A block left by cancellation or a timeout (a deadline, a hung server) is not rolled back: the
+    statement it interrupted may still be running, and asyncpg would first wait for the server to
+    acknowledge its cancel, which a hung server never does. The connection is terminated instead
+    (PostgreSQL rolls back the transaction of a client that left; a pool opens a new connection).
     """
     begin = "BEGIN READ ONLY" if read_only else "BEGIN"
     try:
         await conn.execute(f"{begin}; {set_local}")
         yield
+    except (asyncio.CancelledError, TimeoutError):
+        with contextlib.suppress(asyncpg.InterfaceError):  # a pool connection already released
+            conn.terminate()
+        raise
     except BaseException:
         if not conn.is_closed() and conn.is_in_transaction():
-            with contextlib.suppress(Exception):  # a broken connection: the pool discards it
-                await conn.execute("ROLLBACK")
+            try:
+                await conn.execute("ROLLBACK", timeout=ROLLBACK_TIMEOUT_S)
+            except Exception:  # a broken or unanswering connection: close it, the pool discards it
+                with contextlib.suppress(asyncpg.InterfaceError):
+                    conn.terminate()
         raise
     await conn.execute("COMMIT")
 

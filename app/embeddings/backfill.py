@@ -1,17 +1,34 @@
 """Embed memories stored without a vector (provider outage, sensitive rows, imports).
 
-Resumable by construction: it only picks rows whose embedding is NULL, in id order, so a re-run
-after a failure continues where the last one stopped.
+Two ways in. The service enqueues an `EMBED_JOB` for every memory it stored or changed without a
+vector it was allowed to have (the provider failed); the worker pool runs them (`EmbeddingJobs`)
+with backoff until the provider is back, and start-up reconciliation enqueues any such memory that
+has no job (imports, rows a re-embed left, jobs that ran out of attempts). `memoria embeddings
+backfill` does the same work directly, for an operator who wants it done now.
+
+Sensitive memories reach only in-process models: with a hosted provider and no
+`sensitive_local_model` they stay unembedded, get no job, and a job already queued for one ends
+without embedding it, so nothing retries them forever.
+
+The backfill is resumable by construction: it only picks rows whose embedding is NULL, in id order,
+so a re-run after a failure continues where the last one stopped.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import asyncpg
+from pgvector import HalfVector
 
-from app.embeddings.jobs import JobError, Progress, embed_pending, read_meta, recorded_dimension
-from app.embeddings.sensitive import SensitiveRouter
+from app.embeddings.base import Embedder, EmbeddingError
+from app.embeddings.jobs import JobError, Progress, embed_pending, embed_rows, read_meta, recorded_dimension
+from app.embeddings.retry import TransientEmbeddingError
+from app.embeddings.sensitive import SensitiveRouter, guarded
+from app.jobs import BatchFailed, Job, NewJob, complete
+
+EMBED_JOB = "embeddings.embed"
 
 _PENDING = """
 FROM memories
@@ -21,10 +38,40 @@ COUNT_PENDING = "SELECT count(*) " + _PENDING
 NEXT_BATCH = (
     "SELECT id, content, is_sensitive, content_hash " + _PENDING + " AND id > $2 ORDER BY id LIMIT $3"
 )
-# Skip rows embedded or edited meanwhile by the live service.
-WRITE = """
-UPDATE memories SET embedding = $2, embedding_model = $3
-WHERE id = $1 AND embedding IS NULL AND content_hash = $4
+# Skip rows embedded or edited meanwhile by the live service; a row filled here needs its pending
+# embedding jobs no more (the memory row is locked before its job rows, as everywhere).
+WRITE = f"""
+WITH filled AS (
+    UPDATE memories SET embedding = $2, embedding_model = $3
+    WHERE id = $1 AND embedding IS NULL AND content_hash = $4
+    RETURNING id
+)
+DELETE FROM jobs WHERE kind = '{EMBED_JOB}' AND memory_id IN (SELECT id FROM filled)
+"""
+
+# The memories of a batch of jobs that still need a vector this process may compute.
+JOB_ROWS = """
+SELECT id, content, is_sensitive, content_hash
+FROM memories
+WHERE id = ANY($1::bigint[]) AND embedding IS NULL AND deleted_at IS NULL AND (NOT is_sensitive OR $2)
+ORDER BY id
+"""
+
+# Start-up: jobs that ran out of attempts get a new round (the outage may be over), and every memory
+# that should have a vector but has no job gets one. $1 is EMBED_JOB, $2 whether sensitive rows may
+# be embedded. The CTE and the INSERT read one snapshot: a revived job still counts as a job.
+RECONCILE = """
+WITH revived AS (
+    UPDATE jobs SET state = 'queued', attempts = 0, run_after = now(), updated_at = now()
+    WHERE kind = $1 AND state = 'failed'
+    RETURNING id
+)
+INSERT INTO jobs (kind, memory_id)
+SELECT $1, m.id
+FROM memories m
+WHERE m.embedding IS NULL AND m.deleted_at IS NULL AND (NOT m.is_sensitive OR $2)
+  AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.memory_id = m.id AND j.kind = $1)
+ORDER BY m.id
 """
 COUNT_SENSITIVE_LEFT = (
     "SELECT count(*) FROM memories WHERE embedding IS NULL AND deleted_at IS NULL AND is_sensitive"
@@ -69,3 +116,53 @@ async def backfill(
     )
     left = 0 if sensitive_ok else int(await conn.fetchval(COUNT_SENSITIVE_LEFT))
     return BackfillReport(embedded=embedded, sensitive_left=left)
+
+
+def embedding_job(memory_id: int, error: str | None = None) -> NewJob:
+    """The job that embeds a memory stored or changed without a vector; `error`: the embedding just
+    failed with it (that was the first attempt, so the job waits out a backoff before its next)."""
+    return NewJob(EMBED_JOB, memory_id, failed_first_try=error)
+
+
+def is_outage(exc: EmbeddingError) -> bool:
+    """The provider gave up after its own retries (429, 5xx, timeouts, resets): no text's fault."""
+    return isinstance(exc, TransientEmbeddingError) or isinstance(exc.__cause__, TransientEmbeddingError)
+
+
+class EmbeddingJobs:
+    """Handler of `EMBED_JOB` and its start-up reconciliation, with the service's embedder."""
+
+    def __init__(self, pool: asyncpg.Pool, embedder: Embedder) -> None:
+        self._pool = pool
+        self._router = guarded(embedder)
+
+    @property
+    def _sensitive_ok(self) -> bool:
+        return self._router.sensitive_model_id is not None
+
+    async def run(self, jobs: Sequence[Job]) -> None:
+        """Embed the jobs' memories outside any transaction, then write the vectors and complete
+        the jobs in one. A memory deleted, changed (its own job follows), already embedded, or
+        sensitive without a local model ends its job without a vector. During a provider outage
+        the whole batch backs off together."""
+        rows = await self._pool.fetch(JOB_ROWS, [job.memory_id for job in jobs], self._sensitive_ok)
+        writes: list[tuple[int, HalfVector, str, bytes]] = []
+        if rows:
+            try:
+                results = await embed_rows(self._router, rows)
+            except EmbeddingError as exc:
+                if is_outage(exc) and len(jobs) > 1:
+                    raise BatchFailed(str(exc)) from exc
+                raise
+            writes = [
+                (row["id"], HalfVector(result.vector), result.model_id, row["content_hash"])
+                for row, result in zip(rows, results, strict=True)
+                if result is not None
+            ]
+        async with self._pool.acquire() as conn, conn.transaction():
+            if writes:
+                await conn.executemany(WRITE, writes)  # memory rows in id order, each before its jobs
+            await complete(conn, jobs)
+
+    async def reconcile(self, conn: asyncpg.Connection) -> None:
+        await conn.execute(RECONCILE, EMBED_JOB, self._sensitive_ok)

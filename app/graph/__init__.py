@@ -5,6 +5,13 @@ else in this package is its own business.
 """
 
 from app.graph.extract import query_concept_names
-from app.graph.indexer import GraphIndexer, detach_memories
+from app.graph.indexer import INDEX_JOB, GraphIndexer, indexing_jobs, lock_graph, unlink_memories
 
-__all__ = ["GraphIndexer", "detach_memories", "query_concept_names"]
+__all__ = [
+    "INDEX_JOB",
+    "GraphIndexer",
+    "indexing_jobs",
+    "lock_graph",
+    "query_concept_names",
+    "unlink_memories",
+]

@@ -1,8 +1,15 @@
-"""Keeps the concept graph in step with memories: extract on store/update, unlink on delete.
+"""Keeps the concept graph in step with memories: extract on store/update, unlink on change/delete.
 
-Indexing runs after the memory's own transaction has committed and never fails a store: any error
-is logged and `memoria graph rebuild` repairs the graph later. Unlinking runs inside the delete's
-transaction, so a deleted memory never stays evidence of anything.
+Indexing is a durable job (`INDEX_JOB`, one row per memory in the `jobs` table), written in the
+transaction that stores or changes the memory and run by the worker pool (`app.jobs`); the
+transaction that links a memory also deletes its pending indexing jobs, so a crash either loses
+both or neither. A job never fails a store, and a job whose memory was deleted meanwhile does
+nothing. Unlinking runs inside the delete's or change's own transaction, so a deleted memory never
+stays evidence of anything and a memory that became sensitive leaves the graph at once.
+
+Lock order, everywhere: the namespace's graph lock (`lock_graph`, a transaction-scoped advisory
+lock) first, then memory rows, then concept, edge and job rows. Stores, changes, deletes and
+indexing of one namespace therefore queue behind each other instead of deadlocking.
 """
 
 from __future__ import annotations
@@ -18,20 +25,29 @@ from app.embeddings import Embedder, EmbeddingError
 from app.graph import sql
 from app.graph.extract import Concept, extract_concepts
 from app.graph.settings import GraphSettings
+from app.jobs import Job, NewJob, complete_for_memories
 
 log = logging.getLogger(__name__)
 
 GRAPH_LOCK_BASE = 0x6D67 << 48  # advisory lock key = base + namespace id
+INDEX_JOB = "graph.index"
+
+
+def indexing_jobs(memory_ids: Sequence[int]) -> list[NewJob]:
+    """The jobs that link these (stored or changed) memories to their concepts."""
+    return [NewJob(INDEX_JOB, memory_id) for memory_id in memory_ids]
 
 
 async def lock_graph(conn: asyncpg.Connection, namespace_ids: set[int]) -> None:
-    """Serialise graph writes per namespace (transaction-scoped), so concurrent stores and deletes
-    never deadlock on shared concept and edge rows."""
+    """Serialise graph writes per namespace (transaction-scoped), so concurrent indexing, changes and
+    deletes never deadlock on shared concept and edge rows. Take it before any memory row lock."""
     await conn.execute(sql.LOCK_GRAPHS, sorted(namespace_ids), GRAPH_LOCK_BASE)
 
 
 async def unlink_memories(conn: asyncpg.Connection, memory_ids: Sequence[int]) -> None:
-    """Remove the memories' concept links, edge evidence and counts (caller owns the transaction)."""
+    """Remove the memories' concept links, edge evidence and counts. The caller owns the transaction
+    and holds the graph locks of the memories' namespaces (`lock_graph`); a purge unlinks before it
+    deletes the row (the cascade would drop the links without taking back their counts)."""
     ids = list(memory_ids)
     await conn.execute(sql.COUNT_GRAPH_MEMORIES, ids, -1)
     await conn.execute(sql.COUNT_DOC_FREQ, ids, -1)
@@ -44,27 +60,17 @@ async def unlink_memories(conn: asyncpg.Connection, memory_ids: Sequence[int]) -
         await conn.execute(sql.DROP_ORPHAN_CONCEPTS, sorted(set(concept_ids)))
 
 
-async def detach_memories(conn: asyncpg.Connection, namespace_id: int, memory_ids: Sequence[int]) -> None:
-    """Take the memories out of their namespace's graph inside the caller's transaction (a delete or
-    purge): locked like every graph write of the namespace, so it never deadlocks with indexing."""
-    await lock_graph(conn, {namespace_id})
-    await unlink_memories(conn, memory_ids)
-
-
 class GraphIndexer:
     def __init__(self, pool: asyncpg.Pool, embedder: Embedder | None, settings: GraphSettings) -> None:
         self._pool = pool
         self._embedder = embedder
         self._settings = settings
 
-    async def index_quietly(self, memory_ids: Sequence[int], fresh: bool = False) -> None:
-        """Background-task entry point: never raises. `fresh`: just stored, nothing to unlink."""
-        try:
-            await self.index(memory_ids, fresh=fresh)
-        except Exception:
-            log.exception(
-                "concept extraction failed for memories %s; run `memoria graph rebuild`", memory_ids
-            )
+    async def run_jobs(self, jobs: Sequence[Job]) -> None:
+        """Handler of `INDEX_JOB`: link memories that have no links yet. A memory changed since its
+        job was written was unlinked by that change, so it is indexed with what it says now; one
+        already linked, deleted or sensitive is left as it is. Completes the jobs with the links."""
+        await self.index([job.memory_id for job in jobs], fresh=True)
 
     async def index(
         self,
@@ -76,14 +82,15 @@ class GraphIndexer:
         """(Re)extract concepts of live memories; returns the number of links written.
 
         `canonicalise=False` skips the embedding-based merge (used when a merge re-links memories);
-        `fresh=True` skips unlinking old evidence (new memories have none).
+        `fresh=True` links only memories without links (nothing to unlink) and leaves linked ones be.
+        Either way the memories' pending indexing jobs are completed in the same transaction.
         """
         if not memory_ids or not self._settings.enabled:
             return 0
         if conn is None:
-            # The graph is derived data that `memoria graph rebuild` recomputes, and a crash can
-            # already lose this after-commit task whole; so its own commit does not wait for the
-            # WAL flush (0.9 -> 0.3 ms a store, measured). The memory itself was committed durably.
+            # The commit does not wait for the WAL flush (0.9 -> 0.3 ms a store, measured): a crash
+            # can lose only the whole transaction, links and the completion of their jobs together,
+            # so the jobs run again. The memory and its jobs were committed durably.
             async with self._pool.acquire() as own:
                 async with transaction_with(own, "SET LOCAL synchronous_commit = off", read_only=False):
                     links, new_concepts = await self._link(own, memory_ids, fresh)
@@ -117,14 +124,14 @@ class GraphIndexer:
             for c in concepts
         ]
         links = list(dict.fromkeys(links))
-        if not links:
-            return 0, new_concepts
-        await conn.execute(
-            sql.LINK_AND_COUNT,
-            [m for m, _ in links],
-            [c for _, c in links],
-            self._settings.evidence_ids_kept,
-        )
+        if links:
+            await conn.execute(
+                sql.LINK_AND_COUNT,
+                [m for m, _ in links],
+                [c for _, c in links],
+                self._settings.evidence_ids_kept,
+            )
+        await complete_for_memories(conn, INDEX_JOB, memory_ids)  # job rows last (the lock order)
         return len(links), new_concepts
 
     async def _upsert_concepts(

@@ -1,4 +1,9 @@
-"""Recompute the concept graph of some or all namespaces (after changing extractor settings)."""
+"""Recompute the concept graph of some or all namespaces (after changing extractor settings).
+
+Runs directly, batch by batch, not through the job queue: it is an operator's command that reports
+progress and finishes when the graph is whole. Each batch completes the pending indexing jobs of its
+memories (they are up to date), and jobs the worker runs meanwhile are idempotent.
+"""
 
 from __future__ import annotations
 

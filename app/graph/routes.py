@@ -10,12 +10,15 @@ from litestar.datastructures import State
 from litestar.params import FromQuery, JSONBody, PathParameter, QueryParameter
 
 from app.auth import AuthUser
-from app.errors import InvalidInput, NotFound
+from app.errors import InvalidInput, NotFound, problem
 from app.graph.indexer import GraphIndexer, merge_concepts
 from app.namespaces import resolve_namespaces
 
 AuthRequest = Request[AuthUser, int, Any]
-ConceptId = Annotated[int, PathParameter(ge=1, le=2**63 - 1)]
+MAX_ID = 2**63 - 1  # concept ids are bigints; a larger one failed in the driver (500)
+ConceptId = Annotated[int, PathParameter(ge=1, le=MAX_ID)]
+BodyConceptId = Annotated[int, msgspec.Meta(ge=1, le=MAX_ID)]
+NOT_YOURS = problem("No concept with this id in your namespaces")
 
 _CONCEPT_COLUMNS = "c.id, c.name, c.display_name, c.kind, c.aliases, c.doc_freq, n.name AS namespace"
 
@@ -113,9 +116,7 @@ class Neighborhood(msgspec.Struct, kw_only=True):
 
 
 class NeighborsIn(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    concept_ids: Annotated[
-        list[Annotated[int, msgspec.Meta(ge=1)]], msgspec.Meta(min_length=1, max_length=100)
-    ]
+    concept_ids: Annotated[list[BodyConceptId], msgspec.Meta(min_length=1, max_length=100)]
 
 
 class Neighbor(ConceptOut, kw_only=True):
@@ -123,7 +124,7 @@ class Neighbor(ConceptOut, kw_only=True):
 
 
 class MergeIn(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    into: Annotated[int, msgspec.Meta(ge=1)]
+    into: BodyConceptId
 
 
 def _concept(row: Any) -> ConceptOut:
@@ -140,7 +141,11 @@ class GraphController(Controller):
             raise NotFound(f"concept {concept_id} not found")
         return row
 
-    @get("/concepts", summary="Search concepts by name")
+    @get(
+        "/concepts",
+        summary="Search concepts by name",
+        responses={404: problem("A `namespace` you do not have")},
+    )
     async def search(
         self,
         request: AuthRequest,
@@ -156,7 +161,11 @@ class GraphController(Controller):
         rows = await state.db.read.fetch(_SEARCH, request.user.id, ns_ids, term, limit)
         return [_concept(r) for r in rows]
 
-    @get("/concepts/{concept_id:int}", summary="A concept with the memories that mention it")
+    @get(
+        "/concepts/{concept_id:int}",
+        summary="A concept with the memories that mention it",
+        responses={404: NOT_YOURS},
+    )
     async def read(
         self,
         request: AuthRequest,
@@ -176,7 +185,11 @@ class GraphController(Controller):
             ],
         )
 
-    @get("/concepts/{concept_id:int}/neighborhood", summary="Concepts within `depth` hops: {nodes, edges}")
+    @get(
+        "/concepts/{concept_id:int}/neighborhood",
+        summary="Concepts within `depth` hops: {nodes, edges}",
+        responses={404: NOT_YOURS},
+    )
     async def neighborhood(
         self,
         request: AuthRequest,
@@ -191,7 +204,12 @@ class GraphController(Controller):
         edges = [GraphEdge(**e) for r in rows for e in msgspec.json.decode(r["edges"])]
         return Neighborhood(nodes=nodes, edges=edges)
 
-    @post("/neighbors", status_code=200, summary="1-hop neighbours of several concepts at once")
+    @post(
+        "/neighbors",
+        status_code=200,
+        summary="1-hop neighbours of several concepts at once",
+        responses={404: problem("One of `concept_ids` is not a concept in your namespaces")},
+    )
     async def neighbors(
         self, request: AuthRequest, state: State, data: JSONBody[NeighborsIn]
     ) -> dict[str, list[Neighbor]]:
@@ -213,7 +231,12 @@ class GraphController(Controller):
             result[str(r["seed"])].append(Neighbor(**fields, weight=r["weight"]))
         return result
 
-    @post("/concepts/{concept_id:int}/merge", status_code=200, summary="Fold this concept into another")
+    @post(
+        "/concepts/{concept_id:int}/merge",
+        status_code=200,
+        summary="Fold this concept into another",
+        responses={404: problem("This concept or `into` is not a concept in your namespaces")},
+    )
     async def merge(
         self, request: AuthRequest, state: State, concept_id: ConceptId, data: JSONBody[MergeIn]
     ) -> ConceptDetail:

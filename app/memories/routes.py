@@ -2,25 +2,35 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from litestar import Controller, Request, Response, delete, get, patch, post
-from litestar.background_tasks import BackgroundTask
 from litestar.di import NamedDependency
+from litestar.openapi import ResponseSpec
 from litestar.params import FromQuery, JSONBody, PathParameter, QueryParameter
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED, HTTP_204_NO_CONTENT
-from msgspec import UNSET
 
 from app.auth import AuthUser
-from app.graph import GraphIndexer
-from app.memories.schemas import Memory, MemoryIn, MemoryPage, MemoryPatch, StoreBatchResult, StoreResult
+from app.core.deadline import DEADLINE_KIND, WRITE
+from app.errors import problem
+from app.memories.schemas import (
+    CATEGORY,
+    Cursor,
+    Memory,
+    MemoryIn,
+    MemoryPage,
+    MemoryPatch,
+    StoreBatchResult,
+    StoreResult,
+    Text,
+    Timestamp,
+)
 from app.memories.service import ListFilters, MemoryService
 
 AuthRequest = Request[AuthUser, int, Any]
 MemoryId = Annotated[int, PathParameter(ge=1, le=2**63 - 1, description="Memory id")]
 Service = NamedDependency[MemoryService]
-Indexer = NamedDependency[GraphIndexer]
+NOT_YOURS = problem("No memory with this id among yours (or it is deleted)")
 
 
 class MemoryController(Controller):
@@ -31,28 +41,32 @@ class MemoryController(Controller):
         "/",
         status_code=HTTP_201_CREATED,
         summary="Store one memory (JSON object) or a batch (JSON array, at most 100)",
+        opt={DEADLINE_KIND: WRITE},
+        responses={
+            HTTP_200_OK: ResponseSpec(
+                StoreResult,
+                description="One memory whose content the namespace already holds: its id, `duplicate: true`",
+                generate_examples=False,
+            )
+        },
     )
     async def store(
         self,
         request: AuthRequest,
         data: JSONBody[MemoryIn | list[MemoryIn]],
         memories: Service,
-        graph_indexer: Indexer,
     ) -> Response[StoreResult | StoreBatchResult]:
+        # Concept indexing (and embedding, if the provider failed) are durable jobs committed with
+        # the memories; the worker pool runs them after the answer is sent.
         batch = isinstance(data, list)
         results = await memories.store(request.user.id, data if isinstance(data, list) else [data])
-        # Concepts are extracted after the memories are committed and after the answer is sent.
-        new_ids = [r.id for r in results if not r.duplicate]
-        background = BackgroundTask(graph_indexer.index_quietly, new_ids, fresh=True) if new_ids else None
         if batch:
-            return Response(
-                StoreBatchResult(results=results), status_code=HTTP_201_CREATED, background=background
-            )
+            return Response(StoreBatchResult(results=results), status_code=HTTP_201_CREATED)
         (result,) = results
         status = HTTP_200_OK if result.duplicate else HTTP_201_CREATED
-        return Response(result, status_code=status, background=background)
+        return Response(result, status_code=status)
 
-    @get("/{memory_id:int}", summary="Read one memory")
+    @get("/{memory_id:int}", summary="Read one memory", responses={404: NOT_YOURS})
     async def read(
         self,
         request: AuthRequest,
@@ -62,21 +76,25 @@ class MemoryController(Controller):
     ) -> Memory:
         return await memories.get(request.user.id, memory_id, include_deleted)
 
-    @get("/", summary="List memories, newest first, with cursor pagination")
+    @get(
+        "/",
+        summary="List memories, newest first, with cursor pagination",
+        responses={404: problem("A `namespace` you do not have")},
+    )
     async def list_memories(
         self,
         request: AuthRequest,
         memories: Service,
         namespace: FromQuery[list[str] | None] = None,
-        category: FromQuery[str | None] = None,
-        tags: FromQuery[list[str] | None] = None,
+        category: Annotated[str | None, QueryParameter(**CATEGORY)] = None,
+        tags: FromQuery[list[Text] | None] = None,
         tags_match: FromQuery[Literal["any", "all"]] = "any",
-        created_since: FromQuery[datetime | None] = None,
-        created_until: FromQuery[datetime | None] = None,
+        created_since: FromQuery[Timestamp | None] = None,
+        created_until: FromQuery[Timestamp | None] = None,
         include_deleted: FromQuery[bool] = False,
         include_sensitive: FromQuery[bool] = False,
         limit: Annotated[int, QueryParameter(ge=1, le=200)] = 50,
-        cursor: FromQuery[str | None] = None,
+        cursor: FromQuery[Cursor | None] = None,
     ) -> MemoryPage:
         filters = ListFilters(
             namespaces=namespace,
@@ -90,26 +108,30 @@ class MemoryController(Controller):
         )
         return await memories.list(request.user.id, filters, limit, cursor)
 
-    @patch("/{memory_id:int}", summary="Change a memory; new content is re-embedded and re-indexed")
+    @patch(
+        "/{memory_id:int}",
+        summary="Change a memory; new content is re-embedded and re-indexed",
+        opt={DEADLINE_KIND: WRITE},
+        responses={
+            404: NOT_YOURS,
+            409: problem("Another memory in the namespace already has this content (`existing_id`)"),
+        },
+    )
     async def update(
         self,
         request: AuthRequest,
         memory_id: MemoryId,
         data: JSONBody[MemoryPatch],
         memories: Service,
-        graph_indexer: Indexer,
-    ) -> Response[Memory]:
-        memory = await memories.update(request.user.id, memory_id, data)
-        # Re-extract only when something the extractor reads (or its sensitivity filter) changed.
-        graph_inputs = (data.content, data.tags, data.expanded_keywords, data.is_sensitive)
-        if all(value is UNSET for value in graph_inputs):
-            return Response(memory)
-        return Response(memory, background=BackgroundTask(graph_indexer.index_quietly, [memory.id]))
+    ) -> Memory:
+        # re-indexing, when the change needs it, is a job committed with the change
+        return await memories.update(request.user.id, memory_id, data)
 
     @delete(
         "/{memory_id:int}",
         status_code=HTTP_204_NO_CONTENT,
         summary="Delete a memory (soft by default; purge=true removes the row)",
+        responses={404: NOT_YOURS},
     )
     async def remove(
         self, request: AuthRequest, memory_id: MemoryId, memories: Service, purge: FromQuery[bool] = False

@@ -1,15 +1,97 @@
-"""Request and response shapes of the memory API (msgspec: strict, unknown fields rejected)."""
+"""Request and response shapes of the memory API (msgspec: strict, unknown fields rejected).
+
+The constraints declared here are enforced on decoding and written into the OpenAPI document.
+"""
 
 from __future__ import annotations
 
-from datetime import datetime
+import base64
+import binascii
+import json
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
+NO_NUL = "^[^\x00]*$"
+"""PostgreSQL text cannot hold U+0000: a value with one would fail in the database, not here."""
+
+MAX_ID = 2**63 - 1
+"""Ids are PostgreSQL bigints; a larger one would fail in the driver."""
+
 Importance = Annotated[float, Meta(ge=0.0, le=1.0, description="0 (trivial) .. 1 (critical)")]
-Category = Annotated[str, Meta(min_length=1, max_length=64)]
+CATEGORY: dict[str, Any] = {"min_length": 1, "max_length": 64, "pattern": NO_NUL}
+"""A category's limits: `Category` in bodies, and in the query string (where Litestar reads them
+from a `QueryParameter`: it drops a msgspec `Meta` inside an optional parameter's type)."""
+Category = Annotated[str, Meta(**CATEGORY)]
+Text = Annotated[str, Meta(pattern=NO_NUL)]
+
+
+def in_utc(value: datetime) -> datetime:
+    """`value` as an aware UTC datetime (a zone-less one is UTC); ValueError when UTC cannot hold it.
+
+    `0001-01-01T00:00:00+14:00` is a valid timestamp whose UTC instant falls in year 0, which
+    Python (and so the driver) cannot represent.
+    """
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError(f"{value.isoformat()} is outside years 1-9999 once converted to UTC") from None
+
+
+class Timestamp(datetime):
+    """An RFC 3339 timestamp read from a query string (`2024-05-01T12:00:00Z`), in UTC.
+
+    Query strings are converted leniently, which would read `created_since=0.5` as a Unix time;
+    this type reads only RFC 3339 text, and only instants that UTC can hold.
+    """
+
+    @classmethod
+    def from_query(cls, value: object) -> Timestamp:
+        if not isinstance(value, str):
+            raise ValueError("expected one RFC 3339 timestamp, e.g. 2024-05-01T12:00:00Z")
+        try:
+            parsed = in_utc(msgspec.convert(value, datetime))
+        except msgspec.ValidationError:
+            raise ValueError(
+                f"{value[:40]!r} is not an RFC 3339 timestamp, e.g. 2024-05-01T12:00:00Z"
+            ) from None
+        return cls.combine(parsed.date(), parsed.timetz())
+
+    @classmethod
+    def json_schema(cls) -> dict[str, Any]:
+        return {"type": "string", "format": "date-time"}
+
+
+class Cursor(str):
+    """A page cursor as this API hands it out (`next_cursor`): checked whole before it reaches SQL.
+
+    It is base64url of `[created_at, id]`; a forged one could carry an id above the bigint range or
+    an instant UTC cannot hold, which failed in the driver (500) instead of here (422).
+    """
+
+    __slots__ = ()
+
+    @classmethod
+    def from_query(cls, value: object) -> Cursor:
+        if not isinstance(value, str):
+            raise ValueError("expected one cursor")
+        try:
+            raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+            stamp, memory_id = json.loads(raw)
+            in_utc(datetime.fromisoformat(stamp))
+        except (binascii.Error, ValueError, TypeError, UnicodeDecodeError, RecursionError):
+            raise ValueError("cursor is not a value returned by this API") from None
+        if type(memory_id) is not int or not 1 <= memory_id <= MAX_ID:
+            raise ValueError("cursor is not a value returned by this API")
+        return cls(value)
+
+    @classmethod
+    def json_schema(cls) -> dict[str, Any]:
+        return {"type": "string", "description": "`next_cursor` of the previous page"}
 
 
 class MemoryIn(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

@@ -1,4 +1,11 @@
-"""Memory store/read/list/update/delete logic. Embedding happens outside any transaction."""
+"""Memory store/read/list/update/delete logic. Embedding happens outside any transaction.
+
+The after-commit work a write needs (concept indexing; embedding, when the provider failed) is
+enqueued as durable jobs in the write's own transaction: an acknowledged write always gets it done,
+whatever crashes after the commit. Writes that touch the graph take the namespace's graph lock
+before the memory row, the one lock order of every graph writer, so they never deadlock with the
+worker indexing the same memory.
+"""
 
 from __future__ import annotations
 
@@ -19,8 +26,10 @@ from pgvector import HalfVector
 from app.core.time import as_utc
 from app.db import Database
 from app.embeddings import Embedded, Embedder, EmbeddingError, guarded
+from app.embeddings.backfill import embedding_job
 from app.errors import Conflict, InvalidInput, NotFound
-from app.graph import detach_memories
+from app.graph import indexing_jobs, lock_graph, unlink_memories
+from app.jobs import JobQueue, JobSettings, NewJob
 from app.memories import sql
 from app.memories.schemas import Memory, MemoryIn, MemoryPage, MemoryPatch, StoreResult
 from app.memories.settings import MemorySettings
@@ -70,21 +79,40 @@ def _memory(row: asyncpg.Record) -> Memory:
 
 
 class MemoryService:
-    def __init__(self, db: Database, embedder: Embedder, limits: MemorySettings) -> None:
+    def __init__(
+        self,
+        db: Database,
+        embedder: Embedder,
+        limits: MemorySettings,
+        jobs: JobQueue | None = None,
+        index_graph: bool = True,
+    ) -> None:
+        """`jobs`: where follow-up work goes (the app passes its worker's queue, which wakes the
+        worker; without one, jobs are still written for whoever works the queue). `index_graph`:
+        whether stored and changed memories are queued for concept indexing."""
         self._db = db
         self._router = guarded(embedder)
         self._limits = limits
+        self._jobs = jobs if jobs is not None else JobQueue(JobSettings())
+        self._index_graph = index_graph
 
-    async def _embed(self, texts: Sequence[str], sensitive: Sequence[bool]) -> list[Embedded | None]:
+    async def _embed(
+        self, texts: Sequence[str], sensitive: Sequence[bool]
+    ) -> tuple[list[Embedded | None], str | None]:
         """Embed for storage; sensitive text reaches only in-process models. A provider failure
-        stores the memories without vectors (backfill later) instead of failing the request."""
+        stores the memories without vectors (an embedding job retries) instead of failing the
+        request: then the second value is the error."""
         if not texts:
-            return []
+            return [], None
         try:
-            return await self._router.embed_for_storage(texts, sensitive)
-        except EmbeddingError:
-            log.warning("embedding failed; storing without embeddings (backfill later)", exc_info=True)
-            return [None] * len(texts)
+            return await self._router.embed_for_storage(texts, sensitive), None
+        except EmbeddingError as exc:
+            log.warning("embedding failed; storing without embeddings (a job retries)", exc_info=True)
+            return [None] * len(texts), f"{type(exc).__name__}: {exc}"
+
+    def _may_embed(self, is_sensitive: bool) -> bool:
+        """Whether some model may embed this memory (sensitive text needs an in-process one)."""
+        return not is_sensitive or self._router.sensitive_model_id is not None
 
     async def store(self, user_id: int, items: Sequence[MemoryIn]) -> list[StoreResult]:
         if len(items) > self._limits.max_batch:
@@ -104,12 +132,13 @@ class MemoryService:
             for r in await self._db.write.fetch(sql.EXISTING_HASHES, ns_of, hashes)
         }
         to_embed = [i for i in range(len(cleaned)) if (ns_of[i], hashes[i]) not in existing]
-        embedded = await self._embed(
+        embedded, embed_error = await self._embed(
             [cleaned[i].content for i in to_embed], [cleaned[i].is_sensitive for i in to_embed]
         )
         vector_of = {i: e for i, e in zip(to_embed, embedded, strict=True) if e is not None}
 
         results: list[StoreResult] = []
+        jobs: list[NewJob] = []
         async with self._db.write.acquire() as conn, conn.transaction():
             for i, memory in enumerate(cleaned):
                 vector = vector_of.get(i)
@@ -131,6 +160,8 @@ class MemoryService:
                 duplicate = new_id is None
                 if duplicate:
                     new_id = await conn.fetchval(sql.LIVE_ID_BY_HASH, ns_of[i], hashes[i])
+                else:
+                    jobs += self._follow_up(new_id, memory.is_sensitive, vector is None, embed_error)
                 results.append(
                     StoreResult(
                         id=new_id,
@@ -139,7 +170,23 @@ class MemoryService:
                         embedded=vector is not None,
                     )
                 )
+            await self._jobs.add(conn, jobs)
+        if jobs:
+            self._jobs.wake()
         return results
+
+    def _follow_up(
+        self, memory_id: int, is_sensitive: bool, unembedded: bool, embed_error: str | None
+    ) -> list[NewJob]:
+        """The jobs a stored or changed memory needs: concept indexing (never for sensitive ones), and
+        embedding when it has no vector but some model may embed it (after a provider failure the
+        job waits out a backoff first)."""
+        jobs: list[NewJob] = []
+        if self._index_graph and not is_sensitive:
+            jobs += indexing_jobs([memory_id])
+        if unembedded and self._may_embed(is_sensitive):
+            jobs.append(embedding_job(memory_id, embed_error))
+        return jobs
 
     async def get(self, user_id: int, memory_id: int, include_deleted: bool = False) -> Memory:
         row = await self._db.write.fetchrow(sql.GET_MEMORY, memory_id, user_id, include_deleted)
@@ -183,10 +230,21 @@ class MemoryService:
             new_content = None
         is_sensitive = patch.is_sensitive if isinstance(patch.is_sensitive, bool) else current.is_sensitive
         vector: Embedded | None = None
+        embed_error: str | None = None
         if new_content is not None:
-            (vector,) = await self._embed([new_content], [is_sensitive])
+            (vector,), embed_error = await self._embed([new_content], [is_sensitive])
+        # Re-extract only when something the extractor reads (or its sensitivity filter) changed.
+        regraph = any(
+            given(value) for value in (patch.content, patch.tags, patch.expanded_keywords, patch.is_sensitive)
+        )
 
+        jobs: list[NewJob] = []
         async with self._db.write.acquire() as conn, conn.transaction():
+            namespace_id = await conn.fetchval(sql.LIVE_NAMESPACE, memory_id, user_id)
+            if namespace_id is None:
+                raise NotFound(f"memory {memory_id} not found")
+            if regraph:
+                await lock_graph(conn, {namespace_id})  # before the memory row: the lock order
             locked = await conn.fetchrow(sql.LOCK_MEMORY, memory_id, user_id)
             if locked is None:
                 raise NotFound(f"memory {memory_id} not found")
@@ -197,7 +255,10 @@ class MemoryService:
                     raise Conflict(
                         f"memory {clash} in this namespace already has this content", existing_id=clash
                     )
-            await conn.execute(
+            if regraph:
+                # its evidence leaves the graph with this change; the indexing job links it anew
+                await unlink_memories(conn, [memory_id])
+            updated = await conn.fetchrow(
                 sql.UPDATE_MEMORY,
                 memory_id,
                 new_content,
@@ -216,13 +277,29 @@ class MemoryService:
                 patch.source if given(patch.source) else None,
                 patch.metadata if given(patch.metadata) else None,
             )
+            if regraph:
+                # a vector is due when the text changed or the memory stopped being sensitive
+                needs_vector = updated["unembedded"] and (
+                    new_content is not None or given(patch.is_sensitive)
+                )
+                jobs = self._follow_up(memory_id, updated["is_sensitive"], needs_vector, embed_error)
+                await self._jobs.add(conn, jobs)
+        if jobs:
+            self._jobs.wake()
         return await self.get(user_id, memory_id)
 
     async def delete(self, user_id: int, memory_id: int, purge: bool = False) -> None:
-        """Soft delete or purge; the memory's concept-graph evidence goes in the same transaction."""
+        """Soft delete or purge; the memory's concept-graph evidence goes in the same transaction.
+
+        The graph lock comes before the memory row lock, as in every graph writer: taking the row
+        first deadlocked with the worker indexing a just-stored memory (issue #15). A purge
+        cascades the memory's pending jobs away; a soft-deleted memory's jobs end as no-ops."""
         async with self._db.write.acquire() as conn, conn.transaction():
             namespace_id = await conn.fetchval(sql.OWNED_NAMESPACE, memory_id, user_id)
             if namespace_id is None:
                 raise NotFound(f"memory {memory_id} not found")
-            await detach_memories(conn, namespace_id, [memory_id])
+            await lock_graph(conn, {namespace_id})
+            if await conn.fetchval(sql.LOCK_OWNED_MEMORY, memory_id) is None:
+                raise NotFound(f"memory {memory_id} not found")  # purged while we waited
+            await unlink_memories(conn, [memory_id])
             await conn.execute(sql.PURGE if purge else sql.SOFT_DELETE, memory_id, user_id)

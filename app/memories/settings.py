@@ -14,6 +14,10 @@ class MemorySettings(Section):
     max_tag_chars: int = Field(default=64, ge=1)
     max_batch: int = Field(default=100, ge=1, le=1000)
     max_keywords_chars: int = Field(default=2000, ge=0)
+    # Metadata is free-form JSON stored beside every memory: without a limit one memory could carry
+    # the whole request body (1 MB) while its content is capped at 4,000 characters.
+    max_metadata_bytes: int = Field(default=16 * 1024, ge=2, le=1024 * 1024)
+    max_metadata_depth: int = Field(default=16, ge=1, le=64)
 
     @property
     def tag_limits(self) -> TagLimits:

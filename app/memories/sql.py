@@ -51,6 +51,14 @@ ORDER BY m.created_at DESC, m.id DESC
 LIMIT $12
 """
 
+# The namespace of a live memory the user owns, read without a lock: a writer that touches the
+# graph takes the namespace's graph lock before it locks the memory row (a memory never moves).
+LIVE_NAMESPACE = """
+SELECT m.namespace_id
+FROM memories m JOIN namespaces n ON n.id = m.namespace_id
+WHERE m.id = $1 AND n.user_id = $2 AND m.deleted_at IS NULL
+"""
+
 LOCK_MEMORY = """
 SELECT m.id, m.namespace_id, m.content_hash, m.content
 FROM memories m JOIN namespaces n ON n.id = m.namespace_id
@@ -58,6 +66,7 @@ WHERE m.id = $1 AND n.user_id = $2 AND m.deleted_at IS NULL
 FOR UPDATE OF m
 """
 
+# What the change left that decides its follow-up jobs.
 UPDATE_MEMORY = """
 UPDATE memories SET
     content           = coalesce($2, content),
@@ -73,13 +82,19 @@ UPDATE memories SET
     metadata          = coalesce($16, metadata),
     updated_at        = now()
 WHERE id = $1
+RETURNING is_sensitive, embedding IS NULL AS unembedded
 """
 
+# The namespace of a memory the user owns (deleted or not), read without a lock (see LIVE_NAMESPACE).
 OWNED_NAMESPACE = """
 SELECT m.namespace_id
 FROM memories m JOIN namespaces n ON n.id = m.namespace_id
 WHERE m.id = $1 AND n.user_id = $2
-FOR UPDATE OF m
+"""
+
+# Taken after the namespace's graph lock; NULL when a purge removed the memory meanwhile.
+LOCK_OWNED_MEMORY = """
+SELECT id FROM memories WHERE id = $1 FOR UPDATE
 """
 
 SOFT_DELETE = """

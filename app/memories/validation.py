@@ -33,9 +33,40 @@ def _clean_optional(value: str | None, where: str, max_chars: int) -> str | None
     return text or None
 
 
+def _depth(value: Any, limit: int) -> int:
+    """How deeply `value` nests (an object or array is one level), counting no further than `limit + 1`.
+
+    Iterative: a recursive walk of a document ~990 levels deep is what raised RecursionError (500).
+    """
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            break
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def check_metadata(metadata: dict[str, Any], limits: MemorySettings, where: str = "metadata") -> None:
+    """Metadata within the nesting and size limits, and storable (no NUL); checked in that order, so
+    the size and NUL checks never walk a document deeper than the limit."""
+    depth = _depth(metadata, limits.max_metadata_depth)
+    if depth > limits.max_metadata_depth:
+        raise InvalidInput(f"{where} nests deeper than {limits.max_metadata_depth} levels")
+    size = len(msgspec.json.encode(metadata))
+    if size > limits.max_metadata_bytes:
+        raise InvalidInput(f"{where} is {size} bytes as JSON; the limit is {limits.max_metadata_bytes}")
+    no_nul(metadata, where)
+
+
 def clean_memory(item: MemoryIn, limits: MemorySettings, where: str = "") -> MemoryIn:
     validate_namespace_name(item.namespace)
-    no_nul(item.metadata, f"{where}metadata")
+    check_metadata(item.metadata, limits, f"{where}metadata")
     return msgspec.structs.replace(
         item,
         content=clean_content(item.content, limits, f"{where}content"),
@@ -63,5 +94,5 @@ def clean_patch(patch: MemoryPatch, limits: MemorySettings) -> MemoryPatch:
     if patch.source is None or isinstance(patch.source, str):
         changes["source"] = _clean_optional(patch.source, "source", 500)
     if isinstance(patch.metadata, dict):
-        no_nul(patch.metadata, "metadata")
+        check_metadata(patch.metadata, limits)
     return msgspec.structs.replace(patch, **changes)

@@ -10,11 +10,18 @@ from litestar.params import JSONBody
 from litestar.status_codes import HTTP_200_OK
 
 from app.auth import AuthUser
+from app.errors import problem
 from app.recall.schemas import RecallRequest, RecallResponse
 from app.recall.service import RecallService
 
 
-@post("/recall", status_code=HTTP_200_OK, tags=["recall"], summary="Hybrid recall (lexical + dense, RRF)")
+@post(
+    "/recall",
+    status_code=HTTP_200_OK,
+    tags=["recall"],
+    summary="Hybrid recall (lexical + dense, RRF)",
+    responses={404: problem("A `namespace` or `namespaces` entry you do not have")},
+)
 async def recall_memories(
     request: Request[AuthUser, int, Any],
     data: JSONBody[RecallRequest],

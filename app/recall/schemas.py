@@ -1,23 +1,39 @@
-"""Request and response shapes of `POST /v1/recall`."""
+"""Request and response shapes of `POST /v1/recall` (the declared constraints are enforced on
+decoding and written into the OpenAPI document)."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Literal
 
 import msgspec
 from msgspec import Meta
 
 LegWeight = Annotated[float, Meta(ge=0.0, le=10.0)]
+NO_NUL = "^[^\x00]*$"  # PostgreSQL text cannot hold U+0000
+
+
+def _utc_representable(value: datetime | None, name: str) -> None:
+    """`0001-01-01T00:00:00+14:00` is valid RFC 3339 whose UTC instant falls in year 0, which the
+    driver cannot send (it failed there, as a 500)."""
+    if value is not None and value.tzinfo is not None:
+        try:
+            value.astimezone(UTC)
+        except OverflowError:
+            raise ValueError(f"{name} is outside years 1-9999 once converted to UTC") from None
 
 
 class RecallFilters(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    category: Annotated[str, Meta(min_length=1, max_length=64)] | None = None
+    category: Annotated[str, Meta(min_length=1, max_length=64, pattern=NO_NUL)] | None = None
     tags: list[str] | None = None
     tags_match: Literal["any", "all"] = "any"
     created_since: datetime | None = None
     created_until: datetime | None = None
     include_sensitive: bool = False
+
+    def __post_init__(self) -> None:
+        _utc_representable(self.created_since, "created_since")
+        _utc_representable(self.created_until, "created_until")
 
 
 class LegWeights(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
+from dataclasses import replace
 
 import asyncpg
 from pgvector import HalfVector
 
+from app.core import deadline
+from app.core.metrics import RecallMetrics
 from app.core.time import as_utc
 from app.core.validation import TagLimits, clean_tags
 from app.db import Database, read_only_transaction
@@ -32,8 +36,11 @@ from app.recall.statement import RecallArgs
 
 log = logging.getLogger(__name__)
 
+# The lexical-only retry after a statement timeout needs this much of the request's time left.
+MIN_FALLBACK_S = 0.05
 
-def set_local_sql(settings: RecallSettings) -> str:
+
+def set_local_sql(settings: RecallSettings, statement_timeout_ms: int | None = None) -> str:
     """SET LOCAL lines sent with the recall transaction's BEGIN; values are validated settings.
 
     SET LOCAL (not SET) keeps them inside the transaction, so a transaction-mode pooler never
@@ -41,6 +48,7 @@ def set_local_sql(settings: RecallSettings) -> str:
     recall's work, even when the parallel branch never runs. The recall statement runs its
     connection's generic plan: planning it is a large share of a recall's time, and the statement
     is written so that no leg's plan depends on the parameters' values (recall.sql's header).
+    `statement_timeout_ms` replaces the configured timeout (a request with less time left).
     """
     plan_mode = "force_generic_plan" if settings.generic_plan else "auto"
     return (
@@ -48,7 +56,7 @@ def set_local_sql(settings: RecallSettings) -> str:
         f"SET LOCAL hnsw.ef_search = {int(settings.ef_search)}; "
         f"SET LOCAL hnsw.iterative_scan = {settings.iterative_scan}; "
         f"SET LOCAL hnsw.max_scan_tuples = {int(settings.max_scan_tuples)}; "
-        f"SET LOCAL statement_timeout = {int(settings.statement_timeout_ms)}; "
+        f"SET LOCAL statement_timeout = {int(statement_timeout_ms or settings.statement_timeout_ms)}; "
         f"SET LOCAL plan_cache_mode = {plan_mode}"
     )
 
@@ -61,12 +69,14 @@ class RecallService:
         settings: RecallSettings,
         tag_limits: TagLimits,
         graph: GraphSettings | None = None,
+        metrics: RecallMetrics | None = None,
     ) -> None:
         self._db = db
         self._embedder = embedder
         self._settings = settings
         self._tag_limits = tag_limits
         self._graph = graph or GraphSettings()
+        self._metrics = metrics or RecallMetrics()
         self._set_local = set_local_sql(settings)
         self._scope_sizes = ScopeSizes(settings.exact_scan_below, settings.scope_size_ttl_s)
         self._common_lexemes = CommonLexemes(settings.common_lexeme_fraction, settings.common_lexemes_ttl_s)
@@ -96,6 +106,7 @@ class RecallService:
         return sorted(set(names)) or None
 
     async def recall(self, user_id: int, request: RecallRequest) -> RecallResponse:
+        started = time.perf_counter()
         names = self._validate(request)
         tags = (
             clean_tags(request.filters.tags, self._tag_limits, "filters.tags")
@@ -105,8 +116,10 @@ class RecallService:
         plan = LegPlan.for_request(request.weights, self._settings, self._graph)
         # The model works in its thread while this one opens the transaction and resolves the scope.
         embedding = asyncio.ensure_future(self._embed_query(request.query, plan))
+        scope: tuple[list[int], bool, list[str]] | None = None  # set once the statement is about to run
+        legs: dict[str, str] | None = None
         try:
-            async with self._db.read.acquire() as conn, read_only_transaction(conn, self._set_local):
+            async with self._db.read.acquire() as conn, read_only_transaction(conn, self._set_local_now()):
                 # In id order: the per-namespace reads cap their candidates in scope order, so one
                 # scope always reads the same way.
                 namespace_ids = sorted(await resolve_namespaces(conn, user_id, names))
@@ -114,15 +127,49 @@ class RecallService:
                 common_lexemes = await self._common_lexemes.get(conn)
                 query_vec, plan = await embedding
                 args = self._args(request, tags, plan, query_vec, namespace_ids, small_scope, common_lexemes)
+                scope = (namespace_ids, small_scope, common_lexemes)
                 rows = await conn.fetch(recall_statement(), *args.values())
+        except asyncpg.QueryCanceledError:
+            fallback = self._lexical_fallback(plan) if scope is not None else None
+            if fallback is None or scope is None:
+                raise  # nothing cheaper to fall back on, or no time left for it: 503
+            log.warning("recall statement hit its statement_timeout; answering from the lexical leg alone")
+            namespace_ids, small_scope, common_lexemes = scope
+            lexical, legs = fallback
+            args = self._args(request, tags, lexical, None, namespace_ids, small_scope, common_lexemes)
+            async with self._db.read.acquire() as conn, read_only_transaction(conn, self._set_local_now()):
+                rows = await conn.fetch(recall_statement(), *args.values())
+            plan = lexical
         finally:
             embedding.cancel()  # a no-op once done; an early error must not leave it dangling
-        return RecallResponse(
+        response = RecallResponse(
             results=[self._hit(row, request.explain) for row in rows],
-            legs=plan.legs,
-            degraded=plan.degraded,
+            legs=legs or plan.legs,
+            degraded=legs is not None or plan.degraded,
             settings=self._effective(plan) if request.explain else None,
         )
+        self._record(started, request, rows, response.degraded, small_scope)
+        return response
+
+    def _set_local_now(self) -> str:
+        """The SET LOCAL lines, `statement_timeout` cut to the request's time left: a statement
+        nobody waits for any more must not keep PostgreSQL busy."""
+        left = deadline.remaining()
+        if left is None or left * 1000 >= self._settings.statement_timeout_ms:
+            return self._set_local
+        return set_local_sql(self._settings, max(int(left * 1000), 1))
+
+    def _lexical_fallback(self, plan: LegPlan) -> tuple[LegPlan, dict[str, str]] | None:
+        """After the whole statement ran out of time: the plan with the lexical leg alone (the
+        cheap one: no vector index, no graph walk) and the legs as the answer reports them, or None
+        when that would not be cheaper or the request has too little time left to try it."""
+        dropped = [leg for leg in ("dense", "graph") if plan.runs(leg)]
+        left = deadline.remaining()
+        if not plan.runs("lexical") or not dropped or (left is not None and left < MIN_FALLBACK_S):
+            return None
+        lexical = replace(plan, wanted={"lexical": plan.wanted["lexical"], "dense": 0.0, "graph": 0.0})
+        why = "unavailable: statement timeout"
+        return lexical, {**plan.legs, **dict.fromkeys(dropped, why)}
 
     def _args(
         self,
@@ -169,6 +216,32 @@ class RecallService:
             importance_prior=self._settings.importance_prior,
             limit=request.limit,
             sort=request.sort,
+        )
+
+    def _record(
+        self,
+        started: float,
+        request: RecallRequest,
+        rows: list[asyncpg.Record],
+        degraded: bool,
+        small_scope: bool,
+    ) -> None:
+        """Into the recall metrics: the time since `started`, per leg the returned hits it ranked,
+        and whether the answer is short for a big scope (one counted at `exact_scan_below` or more)."""
+        lexical = dense = graph = 0
+        for row in rows:
+            lexical += row["lexical_rank"] is not None
+            dense += row["dense_rank"] is not None
+            graph += row["graph_rank"] is not None
+        filters = request.filters
+        self._metrics.record(
+            time.perf_counter() - started,
+            (lexical, dense, graph),
+            results=len(rows),
+            limit=request.limit,
+            scope_at_least=0 if small_scope else max(self._settings.exact_scan_below, 0),
+            filtered=bool(filters.category or filters.tags or filters.created_since or filters.created_until),
+            degraded=degraded,
         )
 
     def _effective(self, plan: LegPlan) -> EffectiveSettings:

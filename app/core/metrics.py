@@ -1,0 +1,161 @@
+"""The service's Prometheus instruments, on a registry each app owns (`create_app` makes one).
+
+Domain services receive the group they record into (`RecallMetrics`, `EmbeddingMetrics`) and never
+see the exposition, which is an adapter (`app/observability`). Nothing here is global: two apps in
+one process (the tests make many) have separate registries. Recording is a counter increment or a
+histogram observation on a label child bound once, about a microsecond each.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+
+RECALL_LEGS = ("lexical", "dense", "graph")
+HTTP_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+UNMATCHED_ROUTE = "unmatched"  # no route template: 404, or refused before routing
+
+_HTTP_BUCKETS = (0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+_RECALL_BUCKETS = (
+    0.0025,
+    0.005,
+    0.0075,
+    0.01,
+    0.015,
+    0.02,
+    0.03,
+    0.05,
+    0.075,
+    0.1,
+    0.15,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+)
+_EMBEDDING_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+
+class HttpMetrics:
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self._duration = Histogram(
+            "memoria_http_request_duration_seconds",
+            "HTTP requests from arrival to the last byte of the response, by route template, "
+            "method and status class (2xx, 4xx, ...); `unmatched` routes are 404s and refusals "
+            "before routing",
+            ["route", "method", "status"],
+            registry=registry,
+            buckets=_HTTP_BUCKETS,
+        )
+        # label children by (route, method, status): `labels()` costs more than the observation;
+        # bounded, since routes are templates and unknown methods fold into "other"
+        self._children: dict[tuple[str, str, int], Histogram] = {}
+
+    def observe(self, route: str, method: str, status: int, seconds: float) -> None:
+        key = (route, method if method in HTTP_METHODS else "other", status)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = self._duration.labels(key[0], key[1], f"{status // 100}xx")
+        child.observe(seconds)
+
+
+class RecallMetrics:
+    """What one recall tells: its time, how many of its hits each leg ranked, degraded or short."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        registry = registry if registry is not None else CollectorRegistry()
+        self._duration = Histogram(
+            "memoria_recall_duration_seconds",
+            "Recalls that answered, from the request's validation to the rows read (embedding included)",
+            registry=registry,
+            buckets=_RECALL_BUCKETS,
+        )
+        leg_hits = Counter(
+            "memoria_recall_leg_hits",
+            "Returned recall hits each leg ranked (a hit found by two legs counts for both)",
+            ["leg"],
+            registry=registry,
+        )
+        self._leg_hits = tuple(leg_hits.labels(leg) for leg in RECALL_LEGS)
+        self._results = Counter("memoria_recall_results", "Hits returned by recalls", registry=registry)
+        self._degraded = Counter(
+            "memoria_recall_degraded",
+            "Recalls that ran without a leg they wanted (the query could not be embedded)",
+            registry=registry,
+        )
+        short = Counter(
+            "memoria_recall_short",
+            "Recalls that returned fewer hits than `limit` from a scope known to hold more live "
+            "memories (known when it holds at least RECALL__EXACT_SCAN_BELOW); `filtered`: a "
+            "category, tag or date filter may have narrowed the scope legitimately",
+            ["filtered"],
+            registry=registry,
+        )
+        self._short = {False: short.labels("false"), True: short.labels("true")}
+
+    def record(
+        self,
+        seconds: float,
+        leg_hits: tuple[int, int, int],
+        *,
+        results: int,
+        limit: int,
+        scope_at_least: int,
+        filtered: bool,
+        degraded: bool,
+    ) -> None:
+        """`leg_hits` in `RECALL_LEGS` order; `scope_at_least`: live memories the scope is known to
+        hold (0 when unknown)."""
+        self._duration.observe(seconds)
+        for child, hits in zip(self._leg_hits, leg_hits, strict=True):
+            if hits:
+                child.inc(hits)
+        self._results.inc(results)
+        if degraded:
+            self._degraded.inc()
+        if results < limit and results < scope_at_least:
+            self._short[filtered].inc()
+
+
+class EmbeddingCalls:
+    """The instruments of one model, bound once: what `InstrumentedEmbedder` records into."""
+
+    def __init__(self, duration: Histogram, errors: Counter, texts: Counter, model_id: str) -> None:
+        self.query_seconds = duration.labels(model_id, "query")
+        self.documents_seconds = duration.labels(model_id, "documents")
+        self.query_errors = errors.labels(model_id, "query")
+        self.documents_errors = errors.labels(model_id, "documents")
+        self.documents = texts.labels(model_id)
+
+
+class EmbeddingMetrics:
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self._duration = Histogram(
+            "memoria_embedding_duration_seconds",
+            "Embedding calls by model and operation (`query`: one recall query, query-cache hits "
+            "included; `documents`: a batch of stored text), failed ones included",
+            ["model", "op"],
+            registry=registry,
+            buckets=_EMBEDDING_BUCKETS,
+        )
+        self._errors = Counter(
+            "memoria_embedding_errors",
+            "Embedding calls that failed (EmbeddingError: provider outage, timeout, bad answer)",
+            ["model", "op"],
+            registry=registry,
+        )
+        self._texts = Counter(
+            "memoria_embedding_documents", "Texts sent to `documents` calls", ["model"], registry=registry
+        )
+
+    def for_model(self, model_id: str) -> EmbeddingCalls:
+        return EmbeddingCalls(self._duration, self._errors, self._texts, model_id)
+
+
+class Metrics:
+    """Every instrument of one app, on its own registry (what `/metrics` exposes)."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.http = HttpMetrics(self.registry)
+        self.recall = RecallMetrics(self.registry)
+        self.embeddings = EmbeddingMetrics(self.registry)
