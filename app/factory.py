@@ -103,7 +103,7 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
             yield
         finally:
             # Shutdown order: uvicorn has stopped accepting and drained in-flight requests (within
-            # `memoria serve --shutdown-timeout`) before this runs; then the warm-up watcher, the
+            # MEMORIA_SERVER__SHUTDOWN_TIMEOUT_S) before this runs; then the warm-up watcher, the
             # background jobs (bounded), the pools (bounded); `memoria serve` stops the embedded
             # PostgreSQL after the app has returned.
             app.state.scrape.close()

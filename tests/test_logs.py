@@ -21,10 +21,10 @@ from litestar.testing import AsyncTestClient
 
 from app.core.logs import accept_request_id, current_request_id, log_handler
 from app.core.net import free_port
-from app.embeddings import LocalEmbedder
+from app.embeddings import EmbeddingError, LocalEmbedder
 from app.factory import create_app
 from app.settings import EmbeddingSettings, Settings
-from tests.test_metrics import QueryFails
+from tests.fakes.embedders import ScriptedEmbedder
 
 MEMORIA = str(Path(sys.executable).with_name("memoria"))
 
@@ -65,7 +65,11 @@ async def test_json_log_lines_of_a_request_carry_the_request_id_its_response_sho
     settings: Settings, embedder: LocalEmbedder, alice: dict[str, str], json_lines: io.StringIO
 ) -> None:
     # a recall whose query cannot be embedded logs a warning while it answers
-    async with AsyncTestClient(app=create_app(settings, embedder=QueryFails(embedder))) as client:
+    async with AsyncTestClient(
+        app=create_app(
+            settings, embedder=ScriptedEmbedder(embedder, error=EmbeddingError("provider unreachable"))
+        )
+    ) as client:
         given = await client.post(
             "/v1/recall", json={"query": "boiler"}, headers={**alice, "X-Request-ID": "req-42"}
         )

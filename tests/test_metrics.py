@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -14,10 +14,11 @@ from litestar.testing import AsyncTestClient
 from prometheus_client.parser import text_string_to_metric_families
 from pydantic import SecretStr
 
-from app.embeddings import Embedder, EmbeddingError, LocalEmbedder, Vector
+from app.embeddings import Embedder, EmbeddingError, LocalEmbedder
 from app.factory import create_app
 from app.observability.collectors import JOB_STATS_TIMEOUT_S
 from app.settings import MetricsSettings, RecallSettings, Settings
+from tests.fakes.embedders import ScriptedEmbedder
 
 TOKEN = "scrape-token-0123456789abcdef"
 SCRAPER = {"Authorization": f"Bearer {TOKEN}"}
@@ -172,39 +173,12 @@ async def test_unmatched_and_refused_requests_are_timed_by_status_class(
     assert scraped.value(count, route="/v1/memories/{memory_id}", method="GET", status="4xx") == 1
 
 
-@dataclass
-class QueryFails:
-    """The real model, except that every recall query fails the way a provider outage does."""
-
-    model: LocalEmbedder
-
-    @property
-    def model_id(self) -> str:
-        return self.model.model_id
-
-    @property
-    def dimension(self) -> int:
-        return self.model.dimension
-
-    @property
-    def is_local(self) -> bool:
-        return True
-
-    async def load(self) -> None: ...
-
-    async def close(self) -> None: ...
-
-    async def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
-        return await self.model.embed_documents(texts)
-
-    async def embed_query(self, text: str) -> Vector:
-        raise EmbeddingError("provider unreachable")
-
-
 async def test_a_recall_without_its_query_vector_counts_as_degraded_and_as_an_embedding_error(
     settings: Settings, embedder: LocalEmbedder, alice: dict[str, str]
 ) -> None:
-    async with _client(_with_token(settings), QueryFails(embedder)) as client:
+    async with _client(
+        _with_token(settings), ScriptedEmbedder(embedder, error=EmbeddingError("provider unreachable"))
+    ) as client:
         await client.post(
             "/v1/memories", json={"content": "the boiler needs a yearly service"}, headers=alice
         )

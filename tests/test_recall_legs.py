@@ -3,7 +3,7 @@ response's `legs` follow it, and only an embedding failure (EmbeddingError) degr
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import pytest
@@ -11,7 +11,7 @@ import pytest
 from app.auth.service import create_user
 from app.db import Database, create_database
 from app.db.plans import StatementTimer
-from app.embeddings import EmbeddingError, LocalEmbedder, Vector
+from app.embeddings import EmbeddingError, LocalEmbedder
 from app.errors import InvalidInput
 from app.graph.settings import GraphSettings
 from app.memories.service import content_hash
@@ -22,6 +22,7 @@ from app.recall.settings import RecallSettings
 from app.recall.sql import recall_statement
 from app.recall.statement import parameter_names
 from app.settings import DatabaseSettings, MemorySettings
+from tests.fakes.embedders import ScriptedEmbedder
 
 RECALL = RecallSettings()
 GRAPH = GraphSettings()
@@ -70,40 +71,6 @@ def test_without_a_query_vector_the_dense_leg_is_unavailable_and_out_of_the_fusi
     assert plan.weights == {"lexical": RECALL.weight_lexical, "dense": 0.0, "graph": GRAPH.weight}
     assert plan.legs == {"lexical": "ok", "dense": "unavailable: EmbeddingError", "graph": "ok"}
     assert plan.degraded and not plan.seeds_nearest_concepts
-
-
-@dataclass
-class ScriptedEmbedder:
-    """The real model's identity; `embed_query` counts its calls and raises `error` when set."""
-
-    model: LocalEmbedder
-    error: Exception | None = None
-    calls: int = 0
-
-    @property
-    def model_id(self) -> str:
-        return self.model.model_id
-
-    @property
-    def dimension(self) -> int:
-        return self.model.dimension
-
-    @property
-    def is_local(self) -> bool:
-        return True
-
-    async def load(self) -> None: ...
-
-    async def close(self) -> None: ...
-
-    async def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
-        return await self.model.embed_documents(texts)
-
-    async def embed_query(self, text: str) -> Vector:
-        self.calls += 1
-        if self.error is not None:
-            raise self.error
-        return await self.model.embed_query(text)
 
 
 @dataclass(frozen=True, slots=True)
