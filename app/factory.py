@@ -73,7 +73,7 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
         app.state.db = db
         warmup = Warmer(db.read, settings.database.warmup_timeout_s)
         app.state.warmup = warmup  # /readyz says "warming up" while it runs
-        jobs = JobWorker(db.write, settings.jobs)
+        jobs = JobWorker(db.write, settings.jobs, metrics.jobs)
         app.state.jobs = jobs  # `stop(grace_s)` drains it; tests drain the queue with `run_pending()`
         app.state.scrape = Scrape(metrics.registry, db, lambda: jobs.kinds)  # pool and queue gauges
         try:

@@ -22,7 +22,9 @@ import httpx
 import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
+from prometheus_client import CollectorRegistry
 
+from app.core.metrics import JobMetrics
 from app.db.migrate import downgrade_to, upgrade_to_head
 from app.embeddings import Embedder, LocalEmbedder
 from app.embeddings.backfill import EMBED_JOB
@@ -172,6 +174,24 @@ async def test_a_failing_job_backs_off_is_recorded_and_does_not_block_the_others
     await conn.execute("UPDATE jobs SET run_after = now()")
     assert await worker.run_pending() == 0, "a failed job is a record, not retried"
     assert handler.seen[bad] == 4
+
+
+async def test_failed_runs_are_counted_by_kind_and_whether_the_job_gave_up(
+    pool: asyncpg.Pool, conn: asyncpg.Connection
+) -> None:
+    (bad,) = await seed_memories(conn, ["fails every time"])
+    registry = CollectorRegistry()
+    worker = JobWorker(pool, QUICK, JobMetrics(registry))
+    worker.register(TEST_KIND, Recorder(failing={bad}))
+    await enqueue(pool, worker, [NewJob(TEST_KIND, bad)])
+
+    def failures(final: str) -> float | None:
+        return registry.get_sample_value("memoria_job_failures_total", {"kind": TEST_KIND, "final": final})
+
+    for _ in range(QUICK.max_attempts):
+        await conn.execute("UPDATE jobs SET run_after = now()")
+        await worker.run_pending()
+    assert (failures("false"), failures("true")) == (QUICK.max_attempts - 1, 1)
 
 
 async def test_an_outage_backs_off_the_whole_batch_without_trying_each_job(

@@ -151,6 +151,23 @@ class EmbeddingMetrics:
         return EmbeddingCalls(self._duration, self._errors, self._texts, model_id)
 
 
+class JobMetrics:
+    """Failed job runs, counted as they happen: the queue gauges show how many jobs are left
+    `failed`, this shows how often runs fail (a provider flapping shows here before it shows there)."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        registry = registry if registry is not None else CollectorRegistry()
+        self._failures = Counter(
+            "memoria_job_failures",
+            "Job runs that raised, by kind; final=true when the job ran out of attempts and was left failed",
+            ["kind", "final"],
+            registry=registry,
+        )
+
+    def failed(self, kind: str, final: bool) -> None:
+        self._failures.labels(kind, "true" if final else "false").inc()
+
+
 class Metrics:
     """Every instrument of one app, on its own registry (what `/metrics` exposes)."""
 
@@ -159,3 +176,4 @@ class Metrics:
         self.http = HttpMetrics(self.registry)
         self.recall = RecallMetrics(self.registry)
         self.embeddings = EmbeddingMetrics(self.registry)
+        self.jobs = JobMetrics(self.registry)

@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import asyncpg
 
+from app.core.metrics import JobMetrics
 from app.jobs import sql
 from app.jobs.queue import BatchFailed, Job, JobQueue, complete
 from app.jobs.settings import JobSettings
@@ -37,9 +38,10 @@ _RELEASE_TIMEOUT_S = 2.0
 
 
 class JobWorker:
-    def __init__(self, pool: asyncpg.Pool, settings: JobSettings) -> None:
+    def __init__(self, pool: asyncpg.Pool, settings: JobSettings, metrics: JobMetrics | None = None) -> None:
         self._pool = pool
         self._settings = settings
+        self._metrics = metrics if metrics is not None else JobMetrics()
         self._handlers: dict[str, Handler] = {}
         self._reconcilers: list[Reconciler] = []
         self._wakeup = asyncio.Event()
@@ -252,6 +254,7 @@ class JobWorker:
         )
         self._forget(group)
         for job, gave_up in zip(group, final, strict=True):
+            self._metrics.failed(job.kind, gave_up)
             if gave_up:
                 log.error(
                     "job %d (%s, memory %d) failed %d times, left failed: %s",
