@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 from types import TracebackType
 from typing import Any
 
@@ -61,6 +62,23 @@ class NotFound(ApiError):
 
 class Conflict(ApiError):
     status_code = 409
+
+
+class Forbidden(ApiError):
+    """The key is valid but lacks the scope the route needs (`required_scope` names it)."""
+
+    status_code = 403
+
+
+class TooManyRequests(ApiError):
+    """A rate limit refused the request; `Retry-After` says when a retry can pass (whole seconds, ≥ 1)."""
+
+    status_code = 429
+
+    def __init__(self, detail: str, *, retry_after_s: float, **extra: Any) -> None:
+        super().__init__(detail, **extra)
+        self.retry_after = max(1, math.ceil(retry_after_s))
+        self.headers = {"Retry-After": str(self.retry_after)}
 
 
 def _problem(

@@ -10,18 +10,29 @@ So every schema in the document is msgspec's own JSON Schema of the type the han
 `ApiRequest` decodes strictly (app/http.py) and what responses encode. Every operation lists the
 statuses it answers: its success status, the ones its route declares (`responses=`, e.g. a 404 made
 with `app.errors.problem`), and those the app answers for any route of its kind (`_app_answers`).
+
+The Swagger UI page (`LocalSwaggerUI`) loads its scripts, stylesheet and icon from this server, out
+of the `swagger-ui-py` package, never from a public CDN: a CDN that served altered code would run it
+in the page where an operator types an API key.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
+import importlib.util
 import types
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Union, get_args, get_origin
 
 import msgspec
-from litestar import Litestar, MediaType, Request, Response
+from litestar import Litestar, MediaType, Request, Response, Router, get
+from litestar.datastructures import CacheControlHeader
+from litestar.exceptions import NotFoundException
 from litestar.handlers import HTTPRouteHandler
-from litestar.openapi.plugins import JsonRenderPlugin
+from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
+from litestar.params import FromPath
+from litestar.response import File
 from litestar.routes import HTTPRoute
 from litestar.typing import FieldDefinition
 
@@ -32,11 +43,14 @@ REF_TEMPLATE = "#/components/schemas/{name}"
 PROBLEM_REF = REF_TEMPLATE.format(name="Problem")
 
 
-def _app_answers(operation: dict[str, Any]) -> dict[int, str]:
+def _app_answers(operation: dict[str, Any], handler: HTTPRouteHandler) -> dict[int, str]:
     """The problem statuses the app itself answers for an operation, from its shape."""
     answers: dict[int, str] = {}
     if operation.get("security"):  # the API-key middleware, which reads the database
-        answers[401] = "Missing, unknown or revoked API key"
+        answers[401] = "Missing, unknown, revoked or expired API key"
+        if not handler.opt.get("exclude_from_auth"):  # the hook answers {} rather than 403 or 429
+            answers[403] = "The API key lacks the scope this route needs; `required_scope` names it"
+            answers[429] = "Rate limited (the key's requests, or the address's failed authentications)"
         answers[503] = "The database is unreachable; retry later"
     if "requestBody" in operation:
         answers[400] = "The body is not a JSON document: malformed, not UTF-8, empty or nested too deeply"
@@ -153,7 +167,7 @@ def _document(operation: dict[str, Any], handler: HTTPRouteHandler, schemas: _Sc
             "content": {_media_type(spec.media_type): content},
         }
         schemas.put(content, "schema", spec.data_container)
-    for code, description in _app_answers(operation).items():
+    for code, description in _app_answers(operation, handler).items():
         responses.setdefault(
             str(code),
             {"description": description, "content": {PROBLEM_MEDIA_TYPE: {"schema": {"$ref": PROBLEM_REF}}}},
@@ -186,3 +200,59 @@ class OpenAPIJsonPlugin(JsonRenderPlugin):
         if self._spec is None:
             self._spec = truthful_openapi(request.app, openapi_schema)
         return self.render_json(request, self._spec)
+
+
+SWAGGER_UI_PACKAGE = "swagger_ui"  # the import name of the `swagger-ui-py` distribution
+SWAGGER_UI_ASSETS = {
+    "swagger-ui-bundle.js": "text/javascript; charset=utf-8",
+    "swagger-ui-standalone-preset.js": "text/javascript; charset=utf-8",
+    "swagger-ui.css": "text/css; charset=utf-8",
+    "favicon-32x32.png": "image/png",
+}
+"""The files the page loads: the package holds more (the Swagger Editor), which are not served."""
+
+
+def _swagger_ui_static() -> Path:
+    """The package's `static` directory, found without importing the package (its `__init__` sets up
+    integrations with other web frameworks that this app does not use)."""
+    spec = importlib.util.find_spec(SWAGGER_UI_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the Swagger UI assets are missing: install the `swagger-ui-py` package")
+    return Path(next(iter(spec.submodule_search_locations))) / "static"
+
+
+class LocalSwaggerUI(SwaggerRenderPlugin):
+    """Litestar's Swagger UI page with every asset served by the app itself.
+
+    The assets live under `<docs path>/swagger-ui/<package version>/`: a new package version is a new
+    URL, so a browser may keep each file for a year without ever running a stale bundle.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._static = _swagger_ui_static()
+        self._version = importlib.metadata.version("swagger-ui-py")
+
+    def receive_router(self, router: Router) -> None:
+        """Point the page at the assets under the docs router's path, and serve them there."""
+        super().receive_router(router)  # the OAuth2 redirect page
+        base = f"/swagger-ui/{self._version}"
+        public = f"{router.path.rstrip('/')}{base}"
+        self.js_url = f"{public}/swagger-ui-bundle.js"
+        self.standalone_preset_js_url = f"{public}/swagger-ui-standalone-preset.js"
+        self.css_url = f"{public}/swagger-ui.css"
+        self.favicon = f"<link rel='icon' type='image/png' href='{public}/favicon-32x32.png'>"
+        static = self._static
+
+        @get(
+            f"{base}/{{name:str}}",
+            include_in_schema=False,
+            cache_control=CacheControlHeader(public=True, max_age=365 * 24 * 3600),
+        )
+        async def swagger_ui_asset(name: FromPath[str]) -> File:
+            media_type = SWAGGER_UI_ASSETS.get(name)
+            if media_type is None:
+                raise NotFoundException(f"no Swagger UI asset named {name!r}")
+            return File(static / name, media_type=media_type, content_disposition_type="inline")
+
+        router.register(swagger_ui_asset)

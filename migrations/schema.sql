@@ -20,6 +20,22 @@ COMMENT ON EXTENSION vector IS 'vector data type and ivfflat and hnsw access met
 
 
 --
+-- Name: memoria_public_id(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.memoria_public_id() RETURNS bigint
+    LANGUAGE sql PARALLEL SAFE
+    RETURN GREATEST((1)::bigint, (((('x'::text || "right"(replace((gen_random_uuid())::text, '-'::text, ''::text), 14)))::bit(56))::bigint >> 3));
+
+
+--
+-- Name: FUNCTION memoria_public_id(); Type: COMMENT; Schema: public; Owner: -
+--
+
+COMMENT ON FUNCTION public.memoria_public_id() IS 'A random id in [1, 9007199254740991] from the strong random source behind gen_random_uuid()';
+
+
+--
 -- Name: memoria_tags_text(text[]); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -50,7 +66,11 @@ CREATE TABLE public.api_keys (
     key_hash bytea NOT NULL,
     label text,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
-    revoked_at timestamp with time zone
+    revoked_at timestamp with time zone,
+    scopes text[] DEFAULT '{read,write}'::text[] NOT NULL,
+    expires_at timestamp with time zone,
+    last_used_at timestamp with time zone,
+    CONSTRAINT api_keys_scopes_check CHECK (((cardinality(scopes) >= 1) AND (scopes <@ '{read,write,admin,secrets:read}'::text[])))
 );
 
 
@@ -113,7 +133,9 @@ CREATE TABLE public.concepts (
     embedding public.halfvec(384),
     doc_freq integer DEFAULT 0 NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    public_id bigint DEFAULT public.memoria_public_id() NOT NULL,
+    CONSTRAINT concepts_public_id_range CHECK (((public_id >= 1) AND (public_id <= '9007199254740991'::bigint)))
 );
 
 
@@ -199,9 +221,12 @@ CREATE TABLE public.memories (
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     deleted_at timestamp with time zone,
     search_vector tsvector GENERATED ALWAYS AS ((((setweight(to_tsvector('english'::regconfig, content), 'A'::"char") || setweight(to_tsvector('english'::regconfig, COALESCE(expanded_keywords, ''::text)), 'B'::"char")) || setweight(to_tsvector('english'::regconfig, public.memoria_tags_text(tags)), 'C'::"char")) || setweight(to_tsvector('english'::regconfig, COALESCE(category, ''::text)), 'D'::"char"))) STORED,
+    has_secrets boolean DEFAULT false NOT NULL,
+    public_id bigint DEFAULT public.memoria_public_id() NOT NULL,
     CONSTRAINT memories_category_check CHECK (((char_length(category) >= 1) AND (char_length(category) <= 64))),
     CONSTRAINT memories_content_check CHECK (((char_length(content) >= 1) AND (char_length(content) <= 100000))),
-    CONSTRAINT memories_importance_check CHECK (((importance >= (0)::double precision) AND (importance <= (1)::double precision)))
+    CONSTRAINT memories_importance_check CHECK (((importance >= (0)::double precision) AND (importance <= (1)::double precision))),
+    CONSTRAINT memories_public_id_range CHECK (((public_id >= 1) AND (public_id <= '9007199254740991'::bigint)))
 );
 
 
@@ -250,6 +275,19 @@ CREATE TABLE public.memory_secrets (
 
 
 --
+-- Name: namespace_shares; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.namespace_shares (
+    namespace_id bigint NOT NULL,
+    grantee_id bigint NOT NULL,
+    permission text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT namespace_shares_permission_check CHECK ((permission = ANY (ARRAY['read'::text, 'write'::text])))
+);
+
+
+--
 -- Name: namespaces; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -269,6 +307,49 @@ CREATE TABLE public.namespaces (
 
 ALTER TABLE public.namespaces ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME public.namespaces_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
+-- Name: rate_limits; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE UNLOGGED TABLE public.rate_limits (
+    bucket text NOT NULL,
+    tokens double precision NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT rate_limits_bucket_check CHECK (((char_length(bucket) >= 1) AND (char_length(bucket) <= 200)))
+);
+
+
+--
+-- Name: secret_reads; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.secret_reads (
+    id bigint NOT NULL,
+    memory_id bigint NOT NULL,
+    user_id bigint NOT NULL,
+    key_id bigint,
+    secrets integer NOT NULL,
+    client text,
+    read_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT secret_reads_client_check CHECK ((char_length(client) <= 200)),
+    CONSTRAINT secret_reads_secrets_check CHECK ((secrets >= 0))
+);
+
+
+--
+-- Name: secret_reads_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.secret_reads ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.secret_reads_id_seq
     START WITH 1
     INCREMENT BY 1
     NO MINVALUE
@@ -400,6 +481,14 @@ ALTER TABLE ONLY public.memory_secrets
 
 
 --
+-- Name: namespace_shares namespace_shares_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.namespace_shares
+    ADD CONSTRAINT namespace_shares_pkey PRIMARY KEY (namespace_id, grantee_id);
+
+
+--
 -- Name: namespaces namespaces_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -413,6 +502,22 @@ ALTER TABLE ONLY public.namespaces
 
 ALTER TABLE ONLY public.namespaces
     ADD CONSTRAINT namespaces_user_id_name_key UNIQUE (user_id, name);
+
+
+--
+-- Name: rate_limits rate_limits_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.rate_limits
+    ADD CONSTRAINT rate_limits_pkey PRIMARY KEY (bucket);
+
+
+--
+-- Name: secret_reads secret_reads_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.secret_reads
+    ADD CONSTRAINT secret_reads_pkey PRIMARY KEY (id);
 
 
 --
@@ -467,6 +572,13 @@ CREATE INDEX concepts_embedding_hnsw_idx ON public.concepts USING hnsw (embeddin
 
 
 --
+-- Name: concepts_public_id_key; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX concepts_public_id_key ON public.concepts USING btree (public_id);
+
+
+--
 -- Name: jobs_due_idx; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -509,6 +621,13 @@ CREATE UNIQUE INDEX memories_ns_hash_live_idx ON public.memories USING btree (na
 
 
 --
+-- Name: memories_public_id_key; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX memories_public_id_key ON public.memories USING btree (public_id);
+
+
+--
 -- Name: memories_search_idx; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -534,6 +653,27 @@ CREATE INDEX memories_unembedded_idx ON public.memories USING btree (id) WHERE (
 --
 
 CREATE INDEX memory_concepts_concept_memory_idx ON public.memory_concepts USING btree (concept_id, memory_id DESC);
+
+
+--
+-- Name: namespace_shares_grantee_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX namespace_shares_grantee_idx ON public.namespace_shares USING btree (grantee_id);
+
+
+--
+-- Name: rate_limits_idle_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX rate_limits_idle_idx ON public.rate_limits USING btree (updated_at);
+
+
+--
+-- Name: secret_reads_user_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX secret_reads_user_idx ON public.secret_reads USING btree (user_id, read_at DESC);
 
 
 --
@@ -617,11 +757,43 @@ ALTER TABLE ONLY public.memory_secrets
 
 
 --
+-- Name: namespace_shares namespace_shares_grantee_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.namespace_shares
+    ADD CONSTRAINT namespace_shares_grantee_id_fkey FOREIGN KEY (grantee_id) REFERENCES public.users(id) ON DELETE CASCADE;
+
+
+--
+-- Name: namespace_shares namespace_shares_namespace_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.namespace_shares
+    ADD CONSTRAINT namespace_shares_namespace_id_fkey FOREIGN KEY (namespace_id) REFERENCES public.namespaces(id) ON DELETE CASCADE;
+
+
+--
 -- Name: namespaces namespaces_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.namespaces
     ADD CONSTRAINT namespaces_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
+
+
+--
+-- Name: secret_reads secret_reads_key_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.secret_reads
+    ADD CONSTRAINT secret_reads_key_id_fkey FOREIGN KEY (key_id) REFERENCES public.api_keys(id) ON DELETE SET NULL;
+
+
+--
+-- Name: secret_reads secret_reads_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.secret_reads
+    ADD CONSTRAINT secret_reads_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
 
 
 --

@@ -179,9 +179,20 @@ def test_import_from_stdin(memoria: Memoria) -> None:
 def test_status_reports_server_parts_and_counts(memoria: Memoria) -> None:
     out = ok(run(memoria, "status"))
     assert f"server     {memoria.url}  ready" in out
+    assert "shown for a key with the admin scope" in out, "a read/write key does not see the checks"
+    assert "repo:shop-api" in out and "namespaces" in out
+
+    admin = subprocess.run(
+        [MEMORIA, "keys", "create", "--user", "dev", "--scope", "read", "--scope", "admin"],
+        env=memoria.server.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout.strip()
+    out = ok(run(memoria, "status", key=admin))
     for check in ("database", "migrations", "embedder"):
         assert f"{check:<10} ok" in out
-    assert "repo:shop-api" in out and "namespaces" in out
 
 
 def test_login_saves_a_key_only_the_user_can_read(memoria: Memoria, home: Path) -> None:
@@ -210,7 +221,7 @@ def test_a_wrong_key_is_one_line_and_exit_1(memoria: Memoria) -> None:
     result = run(memoria, "list", key="mem_wrong")
     assert result.exit_code == 1
     assert result.output.strip().splitlines() == [
-        "Error: the API key was refused (invalid or revoked API key)"
+        "Error: the API key was refused (invalid, revoked or expired API key)"
     ]
 
 

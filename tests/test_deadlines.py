@@ -230,11 +230,14 @@ async def test_an_unknown_key_on_the_hook_still_answers_401(hung_app_client: Cli
     assert response.status_code == 401
 
 
-async def test_readyz_answers_within_a_second_naming_a_hung_database(hung_app_client: Client) -> None:
+async def test_readyz_answers_within_a_second_naming_a_hung_database(
+    hung_app_client: Client, alice: dict[str, str], conn: asyncpg.Connection
+) -> None:
     client = hung_app_client
-    assert (await client.get("/readyz")).status_code == 200
+    await conn.execute("UPDATE api_keys SET scopes = '{read,write,admin}'")  # the details need an admin key
+    assert (await client.get("/readyz", headers=alice)).status_code == 200  # the key is confirmed admin
     with stopped(await backend_pid(client)):
-        response, took = await timed(client, "GET", "/readyz")
+        response, took = await timed(client, "GET", "/readyz", headers=alice)
         live, _ = await timed(client, "GET", "/healthz")
     assert response.status_code == 503
     assert took < 1.0

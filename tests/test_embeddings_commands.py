@@ -21,6 +21,7 @@ from app.embeddings.reembed import ReembedOptions, mirror_definition, reembed
 from tests.fakes.apps import Client, serving
 from tests.fakes.embedding_server import FakeEmbeddingServer, fake_vector
 from tests.fakes.providers import openai_compatible, openai_settings
+from tests.ids import internal_ids
 
 SECRET = "the vault unseal key is 7f3a-91bc"
 
@@ -85,7 +86,7 @@ async def test_backfill_embeds_memories_stored_during_an_outage(
     items = [{"content": f"outage memory {i}"} for i in range(3)] + [
         {"content": SECRET, "is_sensitive": True}
     ]
-    ids = await _store_during_outage(db_url, fake384, items)
+    ids = await internal_ids(job_conn, await _store_during_outage(db_url, fake384, items))  # the jobs' ids
     assert await job_conn.fetchval("SELECT count(*) FROM memories WHERE embedding IS NULL") == 4
     pending = "SELECT memory_id FROM jobs WHERE kind = 'embeddings.embed' ORDER BY memory_id"
     assert [r["memory_id"] for r in await job_conn.fetch(pending)] == ids[:3], "none for the sensitive one"
@@ -217,7 +218,8 @@ async def test_reembed_moves_every_memory_to_a_wider_model(
     async with serving(db_url, target, openai_settings(fake1024.url, 1024)) as (served, headers):
         (new_id,) = await _store(served, headers, [{"content": "Stored after the switch"}])
     assert (
-        await job_conn.fetchval("SELECT vector_dims(embedding) FROM memories WHERE id = $1", new_id) == 1024
+        await job_conn.fetchval("SELECT vector_dims(embedding) FROM memories WHERE public_id = $1", new_id)
+        == 1024
     )
     query = await target.embed_query("Deploy note 2")  # the fake maps equal text to equal vectors
     async with job_conn.transaction():

@@ -47,7 +47,8 @@ async def test_300_documents_are_sent_in_three_requests_of_at_most_128(fake: Fak
 async def test_long_texts_are_split_by_the_character_budget(fake: FakeEmbeddingServer) -> None:
     embedder = await voyage(fake.url, batch_max_chars=10_000)
     await embedder.embed_documents(["x" * 4000 + str(i) for i in range(5)])
-    assert [len(batch) for batch in fake.inputs] == [2, 2, 1]
+    # the batches go out concurrently: their order of arrival is not the order they were cut in
+    assert sorted(len(batch) for batch in fake.inputs) == [1, 2, 2]
 
 
 async def test_vectors_are_unit_length_float32_in_input_order(fake: FakeEmbeddingServer) -> None:

@@ -183,7 +183,7 @@ def test_a_hung_postgres_costs_each_request_its_deadline_and_serving_resumes(
     for response, route in ((recalled, "recall"), (stored_while_hung, "store"), (listed, "list")):
         assert_unavailable(response, times[route])
     assert ready.status_code == 503
-    assert ready.json()["checks"]["database"].startswith("hung")
+    assert ready.json() == {"status": "not ready"}  # the user's key is no admin: no details
     assert times["readyz"] < 1.0
     assert live.status_code == 200
 
@@ -231,7 +231,7 @@ def test_a_stopped_postgres_answers_503_at_once_and_serving_resumes(
     for response, route in ((recalled, "recall"), (stored_while_down, "store"), (listed, "list")):
         assert_unavailable(response, times[route])
     assert ready.status_code == 503
-    assert ready.json()["checks"]["database"].startswith("unreachable")
+    assert ready.json() == {"status": "not ready"}  # the user's key is no admin: no details
     assert times["readyz"] < 1.0
 
     pg_ctl(own_postgres, "start", "-o", f'-h "" -k {socket_dir}', "-l", str(own_postgres.log))

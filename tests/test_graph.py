@@ -16,6 +16,7 @@ from app.graph.indexer import GRAPH_LOCK_BASE, lock_graph
 from app.graph.rebuild import rebuild_graph
 from app.jobs import JobWorker
 from app.settings import GraphSettings
+from tests.ids import internal_id, internal_ids
 
 Client = AsyncTestClient[Litestar]
 
@@ -65,8 +66,9 @@ async def store(client: Client, headers: dict[str, str], content: str, **extra: 
 async def test_store_links_concepts_and_counts_cooccurrence(
     client: Client, alice: dict[str, str], conn: asyncpg.Connection
 ) -> None:
-    first = await store(client, alice, CHAIN[0])
-    second = await store(client, alice, CHAIN[1])
+    first, second = await internal_ids(
+        conn, [await store(client, alice, CHAIN[0]), await store(client, alice, CHAIN[1])]
+    )
     quokka = await conn.fetchrow("SELECT id, doc_freq FROM concepts WHERE name = 'quokka'")
     assert quokka["doc_freq"] == 2
     linked = {
@@ -158,7 +160,7 @@ async def test_content_update_re_extracts(
         for r in await conn.fetch(
             "SELECT c.name FROM memory_concepts mc JOIN concepts c ON c.id = mc.concept_id "
             "WHERE mc.memory_id = $1",
-            memory_id,
+            await internal_id(conn, memory_id),
         )
     }
     assert "pulsar" in names and "kafka" not in names
@@ -309,10 +311,11 @@ async def test_patch_that_touches_no_extracted_field_keeps_the_graph_as_is(
 async def test_graph_locks_of_a_store_cover_each_namespace_until_commit(
     client: Client, alice: dict[str, str], conn: asyncpg.Connection, db_url: str
 ) -> None:
-    ids = [
+    stored = [
         await store(client, alice, "Zephyr owns billing."),
         await store(client, alice, "Zephyr", namespace="h"),
     ]
+    ids = await internal_ids(conn, stored)
     namespaces = await conn.fetch("SELECT DISTINCT namespace_id FROM memories ORDER BY 1")
     other = await asyncpg.connect(db_url)
     try:

@@ -372,8 +372,9 @@ def test_the_script_loads_nothing_outside_the_standard_library(home: Path) -> No
 
 
 @contextmanager
-def canned_server(answer: bytes) -> Iterator[str]:
-    """Answers one request with exactly `answer` (raw HTTP bytes), then closes the connection."""
+def canned_server(answer: bytes, received: list[tuple[bytes, bytes]] | None = None) -> Iterator[str]:
+    """Answers one request with exactly `answer` (raw HTTP bytes), then closes the connection; the
+    request's (head, body) goes to `received`."""
     listener = socket.create_server(("127.0.0.1", 0))
 
     def serve() -> None:
@@ -386,6 +387,8 @@ def canned_server(answer: bytes) -> Iterator[str]:
             length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
             while len(body) < length:
                 body += conn.recv(65536)
+            if received is not None:
+                received.append((head, body))
             conn.sendall(answer)
 
     thread = threading.Thread(target=serve, daemon=True)
@@ -407,6 +410,41 @@ def test_a_chunked_answer_is_read_whole(home: Path) -> None:
     with canned_server(answer + chunked + b"0\r\n\r\n") as url:
         run = run_hook(home, event("how do we deploy", home), url=url)
     assert run.returncode == 0 and run.answer() == CONTEXT, run.log
+
+
+@pytest.mark.parametrize(
+    ("where", "env", "request_line"),
+    [
+        ("shop-api/src", {}, b"POST /v1/hooks/claude-code/user-prompt-submit?namespace=repo%3Ashop-api "),
+        ("elsewhere", {}, b"POST /v1/hooks/claude-code/user-prompt-submit HTTP/1.1"),
+        (
+            "elsewhere",
+            {"MEMORIA_CLIENT__DEFAULT_NAMESPACE": "scratch"},
+            b"POST /v1/hooks/claude-code/user-prompt-submit?namespace=scratch ",
+        ),
+    ],
+    ids=["in a repository", "nowhere: the server's default", "the client's default"],
+)
+def test_the_namespace_is_worked_out_here_and_local_paths_stay_here(
+    home: Path, tmp_path: Path, where: str, env: dict[str, str], request_line: bytes
+) -> None:
+    """The server never resolves a client's path: the hook names the namespace of the session's
+    directory on this machine, and the event's paths are not sent at all."""
+    (tmp_path / "shop-api" / ".git").mkdir(parents=True)
+    cwd = tmp_path / where
+    cwd.mkdir(parents=True, exist_ok=True)
+    received: list[tuple[bytes, bytes]] = []
+    answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
+    with canned_server(answer, received) as url:
+        run = run_hook(home, event("how do we deploy", cwd), url=url, extra_env=env)
+    assert_silent(run)
+    assert run.log == ""
+    ((head, body),) = received
+    assert head.startswith(request_line), head
+    sent = json.loads(body)
+    assert sent["prompt"] == "how do we deploy" and sent["hook_event_name"] == "UserPromptSubmit"
+    assert "cwd" not in sent and "transcript_path" not in sent
+    assert str(tmp_path).encode() not in head + body
 
 
 def test_an_answer_cut_short_fails_open_and_is_logged(home: Path) -> None:

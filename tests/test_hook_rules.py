@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from app.client.namespace import namespace_for_cwd, repo_namespace
+from app.client.settings import ClientSettings
+from app.hooks.command import event_namespace
 from app.hooks.context import render
 from app.hooks.policy import MAX_QUERY_CHARS, judge
 from app.namespaces import validate_namespace_name
@@ -77,19 +79,47 @@ def test_longest_mapped_prefix_wins(tmp_path: Path) -> None:
 
 def test_mapping_to_an_invalid_namespace_is_refused_at_start() -> None:
     with pytest.raises(ValueError, match="invalid namespace"):
-        HookSettings(namespace_map={"/srv": "no spaces allowed"})
+        ClientSettings(namespace_map={"/srv": "no spaces allowed"})
+    with pytest.raises(ValueError, match="invalid namespace"):
+        HookSettings(default_namespace="no spaces allowed")
 
 
-def test_namespace_mapping_reads_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_namespace_mapping_is_a_client_setting_read_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from app.settings import Settings
 
-    monkeypatch.setenv("MEMORIA_HOOKS__NAMESPACE_MAP", '{"/srv/mono": "team-platform"}')
+    monkeypatch.setenv("MEMORIA_CLIENT__NAMESPACE_MAP", '{"/srv/mono": "team-platform"}')
+    monkeypatch.setenv("MEMORIA_CLIENT__DEFAULT_NAMESPACE", "scratch")
     monkeypatch.setenv("MEMORIA_HOOKS__BUDGET_MS", "150")
     monkeypatch.setenv("MEMORIA_CLIENT__URL", "http://memoria.internal:8080")
     settings = Settings()
-    assert settings.hooks.namespace_map == {"/srv/mono": "team-platform"}
+    assert settings.client.namespace_map == {"/srv/mono": "team-platform"}
+    assert settings.client.default_namespace == "scratch"
     assert settings.hooks.budget_ms == 150
     assert settings.client.url == "http://memoria.internal:8080"
+    assert not hasattr(settings.hooks, "namespace_map")  # the server has no paths to map
+
+
+def test_the_command_hook_works_out_the_namespace_from_the_same_variables(tmp_path: Path) -> None:
+    """The hook reads `MEMORIA_CLIENT__*` without pydantic; it must agree with `ClientSettings`."""
+    repo = tmp_path / "billing"
+    (repo / ".git").mkdir(parents=True)
+    (tmp_path / "mono" / "svc").mkdir(parents=True)
+    env = {
+        "MEMORIA_CLIENT__NAMESPACE_MAP": f'{{"{tmp_path / "mono"}": "team-platform"}}',
+        "MEMORIA_CLIENT__DEFAULT_NAMESPACE": "scratch",
+    }
+    notes: list[str] = []
+    assert event_namespace({"cwd": str(repo)}, env, notes) == "repo:billing"
+    assert event_namespace({"cwd": str(tmp_path / "mono" / "svc")}, env, notes) == "team-platform"
+    assert event_namespace({"cwd": str(tmp_path)}, env, notes) == "scratch"
+    assert event_namespace({"cwd": str(tmp_path)}, {}, notes) is None  # the server's default then
+    assert event_namespace({"cwd": 42}, env, notes) == "scratch"
+    assert notes == []
+    broken = {**env, "MEMORIA_CLIENT__NAMESPACE_MAP": "{not json"}
+    assert event_namespace({"cwd": str(repo)}, broken, notes) == "repo:billing"
+    assert len(notes) == 1 and "MEMORIA_CLIENT__NAMESPACE_MAP is not JSON" in notes[0]
 
 
 def hit(memory_id: int, content: str, category: str | None = None) -> RecallHit:

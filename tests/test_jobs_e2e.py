@@ -182,7 +182,7 @@ def _wait_until_indexed(env: dict[str, str], acknowledged: list[int]) -> None:
             present, unlinked, queued = conn.execute(
                 "SELECT count(*), count(*) FILTER (WHERE NOT EXISTS "
                 "(SELECT 1 FROM memory_concepts mc WHERE mc.memory_id = m.id)), "
-                "(SELECT count(*) FROM jobs) FROM memories m WHERE m.id = ANY(%s)",
+                "(SELECT count(*) FROM jobs) FROM memories m WHERE m.public_id = ANY(%s)",  # the API's ids
                 (acknowledged,),
             ).fetchone() or (0, 0, 0)
             state = (present, unlinked, queued)

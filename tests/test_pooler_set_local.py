@@ -188,7 +188,7 @@ async def test_store_and_read_back_through_pgbouncer(
 
     # committed for real: a direct connection sees what went in through the pooler
     assert await conn.fetchval("SELECT count(*) FROM memories WHERE deleted_at IS NULL") == 24
-    assert await conn.fetchval("SELECT importance FROM memories WHERE id = $1", memory_id) == 1.0
+    assert await conn.fetchval("SELECT importance FROM memories WHERE public_id = $1", memory_id) == 1.0
     # and it did go through PgBouncer
     database = database_of(pgbouncer_db_url)
     assert pgbouncer.servers(database), "PgBouncer holds no server connection to the test database"

@@ -178,7 +178,8 @@ async def test_a_scope_smaller_than_the_limit_comes_back_whole(
         RecallRequest(query="anything", namespace="tiny", limit=100, weights=DENSE_ONLY),
     )
     in_scope = await scale_db.read.fetch(
-        "SELECT m.id FROM memories m JOIN namespaces n ON n.id = m.namespace_id WHERE n.name = 'tiny'"
+        "SELECT m.public_id AS id FROM memories m JOIN namespaces n ON n.id = m.namespace_id"  # the API's ids
+        " WHERE n.name = 'tiny'"
     )
     assert {h.id for h in response.results} == {r["id"] for r in in_scope}
 

@@ -92,6 +92,7 @@ def _args(**overrides: Any) -> RecallArgs:
         "rrf_k": 10,
         "importance_prior": 0.3,
         "limit": 10,
+        "namespace_names": [],
         "sort": "relevance",
     }
     return RecallArgs(**(values | overrides))

@@ -89,15 +89,16 @@ async def test_warm_up_stops_at_its_bound_when_a_table_stays_locked(
 
 
 async def test_readyz_says_warming_up_until_the_warm_up_is_done(
-    app: Litestar, client: AsyncTestClient[Litestar], conn: asyncpg.Connection
+    app: Litestar, client: AsyncTestClient[Litestar], conn: asyncpg.Connection, alice: dict[str, str]
 ) -> None:
-    assert (await client.get("/readyz")).status_code == 200
+    await conn.execute("UPDATE api_keys SET scopes = '{read,write,admin}'")  # the details need an admin key
+    assert (await client.get("/readyz", headers=alice)).status_code == 200
     warmup: Warmer = app.state.warmup
     await conn.execute("BEGIN; LOCK TABLE concept_edges IN ACCESS EXCLUSIVE MODE")  # holds the warm-up up
     running = client.blocking_portal.start_task_soon(warmup.warm)  # on the app's own event loop
     try:
         for _ in range(100):  # bounded: 100 polls, 0.05 s apart
-            ready = await client.get("/readyz")
+            ready = await client.get("/readyz", headers=alice)
             if ready.status_code == 503:
                 break
             await asyncio.sleep(0.05)

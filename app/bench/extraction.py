@@ -34,7 +34,7 @@ async def bench_extraction(
         stored = await memories.store(
             user_id, [MemoryIn(content=r["content"], namespace=r["namespace"]) for r in chunk]
         )
-        ids += [r.id for r in stored if not r.duplicate]
+        ids += await memories.internal_ids([r.id for r in stored if not r.duplicate])  # the graph's ids
     indexer = config.graph_indexer(db, embedder)
     written = []
     for memory_id in ids:

@@ -121,7 +121,9 @@ async def load_into(
         for row, result in zip(chunk, results, strict=True):
             benchmark.memory_to_docs[result.id].add(row["id"])
         if graph is not None:
-            await graph.index([r.id for r in results if not r.duplicate], fresh=True)
+            # the graph indexes by internal id; the store answers public ones
+            stored = await memories.internal_ids([r.id for r in results if not r.duplicate])
+            await graph.index(stored, fresh=True)
         if progress and task is not None:
             progress.advance(task, len(chunk))
 

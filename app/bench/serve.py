@@ -26,6 +26,9 @@ READY_TIMEOUT_S = 180  # the server loads (and may first export) the embedding m
 # `memoria` is on the PATH); click reads its arguments from sys.argv[1:].
 ENTRY_POINT = "import sys; from app.cli import main; sys.exit(main(prog_name='memoria'))"
 REPO_ROOT = Path(__file__).resolve().parents[2]
+# A benchmark measures the service, not its brakes: the per-key rate limit is set out of reach, so
+# its bucket is still taken on every request (the cost is measured) but never refuses one.
+BENCH_LIMITS = {"MEMORIA_AUTH__KEY_REQUESTS_PER_S": "1000000", "MEMORIA_AUTH__KEY_BURST": "1000000"}
 
 
 @dataclass(slots=True)
@@ -49,7 +52,7 @@ async def served_api(
     """`memoria serve SERVE_ARGS` with `env` over this process's environment (less the `unset`
     variables); stopped (SIGTERM, then SIGKILL after 30 s) when the block ends."""
     port = free_port()
-    full_env = {**os.environ, "MEMORIA_SERVER__LOG_LEVEL": "warning", **env}
+    full_env = {**os.environ, "MEMORIA_SERVER__LOG_LEVEL": "warning", **BENCH_LIMITS, **env}
     for name in unset:
         full_env.pop(name, None)
     full_env.setdefault("HF_HUB_OFFLINE", "1")

@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import signal
 import sys
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
 from types import FrameType
 from typing import NoReturn, TypeVar
 
@@ -15,6 +17,7 @@ import asyncpg
 import click
 
 from app.auth import service as auth
+from app.auth.scopes import ALL_SCOPES, DEFAULT_SCOPES
 from app.cli import config
 from app.core.logs import configure_logging
 from app.settings import Settings
@@ -149,23 +152,80 @@ def keys() -> None:
     """Manage API keys (only their hashes are stored; a key is shown once)."""
 
 
+_RELATIVE_EXPIRY = re.compile(r"(\d{1,5})([hdw])")
+_EXPIRY_UNITS = {"h": timedelta(hours=1), "d": timedelta(days=1), "w": timedelta(weeks=1)}
+
+
+def parse_expiry(text: str, now: datetime | None = None) -> datetime:
+    """`30d`, `12h`, `2w` from now, or a date / RFC 3339 time (a date or a time without a zone is
+    UTC); ValueError for anything else or a moment that is not in the future."""
+    now = now or datetime.now(UTC)
+    relative = _RELATIVE_EXPIRY.fullmatch(text.strip())
+    if relative:
+        moment = now + int(relative[1]) * _EXPIRY_UNITS[relative[2]]
+    else:
+        try:
+            moment = datetime.fromisoformat(text.strip())
+        except ValueError:
+            raise ValueError(
+                f"{text!r} is neither a duration (30d, 12h, 2w) nor a date or time (2027-01-01, "
+                "2027-01-01T09:00:00Z)"
+            ) from None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+    if moment <= now:
+        raise ValueError(f"{text!r} is not in the future")
+    return moment
+
+
+def _expiry_option(_ctx: click.Context, _param: click.Parameter, value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        return parse_expiry(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from exc
+
+
 @keys.command("create")
 @click.option("--user", "user", required=True, help="The user the key acts for.")
 @click.option("--label", help="A note to recognise the key by.")
 @click.option("--create-user", is_flag=True, help="Create the user first if it does not exist.")
-def keys_create(user: str, label: str | None, create_user: bool) -> None:
+@click.option(
+    "--scope",
+    "scopes",
+    multiple=True,
+    type=click.Choice(ALL_SCOPES),
+    help=f"What the key may do; repeat for several (default: {' '.join(DEFAULT_SCOPES)}). A hook "
+    "needs only `read`.",
+)
+@click.option(
+    "--expires",
+    callback=_expiry_option,
+    help="When the key stops working: a duration (30d, 12h, 2w) or a date/time (2027-01-01). Default: never.",
+)
+def keys_create(
+    user: str, label: str | None, create_user: bool, scopes: tuple[str, ...], expires: datetime | None
+) -> None:
     """Create an API key; prints the key alone on stdout."""
 
     async def work(conn: asyncpg.Connection) -> auth.CreatedKey:
         if create_user:
             await auth.get_or_create_user(conn, user)
-        return await auth.create_key(conn, user, label)
+        return await auth.create_key(conn, user, label, scopes=scopes or DEFAULT_SCOPES, expires_at=expires)
 
     try:
         created = _run_sql(config.settings(), work)
     except auth.UnknownUser as exc:
         raise click.ClickException(f"{exc} (create it with `memoria users create {user}`)") from exc
-    click.echo(f"key {created.id} for {created.user!r}; store it now, it is not shown again:", err=True)
+    except auth.InvalidKeySpec as exc:
+        raise click.UsageError(str(exc)) from exc
+    until = f", until {created.expires_at:%Y-%m-%d %H:%M} UTC" if created.expires_at else ""
+    click.echo(
+        f"key {created.id} for {created.user!r} ({' '.join(created.scopes)}{until}); "
+        "store it now, it is not shown again:",
+        err=True,
+    )
     click.echo(created.key)
 
 
@@ -178,13 +238,30 @@ def keys_revoke(key_or_id: str) -> None:
     click.echo("revoked", err=True)
 
 
+def _when(moment: datetime | None, never: str = "never") -> str:
+    return f"{moment.astimezone(UTC):%Y-%m-%d %H:%M}" if moment else never
+
+
+def _state(key: auth.KeyInfo, now: datetime) -> str:
+    if key.revoked_at:
+        return f"revoked {key.revoked_at.astimezone(UTC):%Y-%m-%d}"
+    if key.expires_at and key.expires_at <= now:
+        return "expired"
+    return "active"
+
+
 @keys.command("list")
 @click.option("--user", help="Only this user's keys.")
 def keys_list(user: str | None) -> None:
-    """List keys (prefix only)."""
+    """List keys (prefix only): id, user, prefix, scopes, state, expires, last used (UTC, to the
+    minute; written at most once a minute), label; tab-separated under a header line."""
+    now = datetime.now(UTC)
+    click.echo("id\tuser\tprefix\tscopes\tstate\texpires\tlast_used\tlabel")
     for key in _run_sql(config.settings(), lambda c: auth.list_keys(c, user)):
-        state = f"revoked {key.revoked_at:%Y-%m-%d}" if key.revoked_at else "active"
-        click.echo(f"{key.id}\t{key.user}\t{key.prefix}…\t{state}\t{key.label or ''}")
+        click.echo(
+            f"{key.id}\t{key.user}\t{key.prefix}…\t{','.join(key.scopes)}\t{_state(key, now)}\t"
+            f"{_when(key.expires_at)}\t{_when(key.last_used_at)}\t{key.label or ''}"
+        )
 
 
 COMMANDS: tuple[click.Command, ...] = (serve, migrate, users, keys)

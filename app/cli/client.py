@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import click
+from rich.markup import escape
 
 from app.cli.config import settings
 from app.client.api import Api, RequestFailed
@@ -25,8 +26,8 @@ from app.settings import Settings
 
 def current_namespace(config: Settings) -> str:
     """The namespace the hook recalls from in this directory, so what you remember here comes back here."""
-    hooks = config.hooks
-    return namespace_for_cwd(os.getcwd(), hooks.namespace_map, hooks.default_namespace) or "default"
+    client = config.client
+    return namespace_for_cwd(os.getcwd(), client.namespace_map, client.default_namespace) or "default"
 
 
 def _split(values: tuple[str, ...]) -> list[str]:
@@ -176,17 +177,20 @@ def forget(memory_id: int, purge: bool) -> None:
 def status() -> None:
     """Server, database, embedder and your memory counts; exits 1 unless all is well."""
     client = settings().client
-    with Api.from_settings(client, need_key=False) as anonymous:
-        ready = anonymous.send("GET", "/readyz", accept=(503,))
-    body = ready.json()
-    healthy = ready.status_code == 200
-    console().print(
-        f"server     {client.url}  {'[green]ready[/green]' if healthy else '[red]not ready[/red]'}"
-    )
-    for check, state in body.get("checks", {}).items():
-        colour = "green" if state == "ok" else "red"
-        console().print(f"{check:<10} [{colour}]{state}[/{colour}]")
     with Api.from_settings(client) as api:
+        # `/readyz` names the failing check only for a key with the `admin` scope
+        ready = api.send("GET", "/readyz", accept=(503,))
+        body = ready.json()
+        healthy = ready.status_code == 200
+        console().print(
+            f"server     {client.url}  {'[green]ready[/green]' if healthy else '[red]not ready[/red]'}"
+        )
+        checks = body.get("checks")
+        if checks is None:
+            console().print("checks     [dim](shown for a key with the admin scope)[/dim]")
+        for check, state in (checks or {}).items():
+            colour = "green" if state == "ok" else "red"
+            console().print(f"{check:<10} [{colour}]{state}[/{colour}]")
         namespaces = api.json("GET", "/v1/namespaces")
     total = sum(ns["memories"] for ns in namespaces)
     console().print(f"key        [green]ok[/green]  {len(namespaces)} namespaces, {total} memories")
@@ -246,4 +250,69 @@ def import_(file: IO[bytes], namespace: str | None, batch_size: int) -> None:
     console().print(f"imported {stored + duplicates} memories: {stored} new, {duplicates} already present")
 
 
-COMMANDS: list[click.Command] = [remember, recall, list_memories, forget, status, login, export, import_]
+@click.group()
+def share() -> None:
+    """Share your namespaces with other users; see what is shared with you.
+
+    A namespace shared with you is read (and, with write, written) by its address @owner/name,
+    e.g. `memoria recall "..." -n @alice/repo:shop-api`; recall and list without -n never include it.
+    Adding and revoking need a key with the admin scope.
+    """
+
+
+@share.command("add")
+@click.argument("namespace")
+@click.argument("user")
+@click.option("--write", is_flag=True, help="USER may store, change and delete memories too (default: read).")
+def share_add(namespace: str, user: str, write: bool) -> None:
+    """Share your NAMESPACE with USER (again: change the permission)."""
+    with Api.from_settings(settings().client) as api:
+        granted, new = api.share(namespace, user, "write" if write else "read")
+    verb = "shared" if new else "now sharing"
+    console().print(
+        escape(
+            f"{verb} {granted['namespace']} with {granted['user']} ({granted['permission']}); "
+            f"they name it {granted['address']}"
+        )
+    )
+
+
+@share.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print the raw API answer.")
+def share_list(as_json: bool) -> None:
+    """The shares you gave and the namespaces shared with you."""
+    with Api.from_settings(settings().client) as api:
+        shares = api.shares()
+    if as_json:
+        print_json(shares)
+        return
+    out = console()
+    out.print("shared by you:" if shares["granted"] else "shared by you: none")
+    for granted in shares["granted"]:
+        out.print(escape(f"  {granted['namespace']}  ->  {granted['user']}  ({granted['permission']})"))
+    out.print("shared with you:" if shares["received"] else "shared with you: none")
+    for received in shares["received"]:
+        out.print(escape(f"  {received['namespace']}  ({received['permission']})"))
+
+
+@share.command("revoke")
+@click.argument("namespace")
+@click.argument("user")
+def share_revoke(namespace: str, user: str) -> None:
+    """Stop sharing your NAMESPACE with USER (from their next request on)."""
+    with Api.from_settings(settings().client) as api:
+        api.revoke_share(namespace, user)
+    console().print(escape(f"{user} no longer has {namespace}"))
+
+
+COMMANDS: list[click.Command] = [
+    remember,
+    recall,
+    list_memories,
+    forget,
+    status,
+    login,
+    export,
+    import_,
+    share,
+]

@@ -16,9 +16,12 @@ from rich.table import Table
 from app.cli.config import settings
 from app.client.api import api_key
 from app.client.environment import ENV_API_KEY
+from app.client.namespace import namespace_for_cwd
+from app.client.settings import ClientSettings
 from app.hooks import install as setup
 from app.hooks.bench import COLUMNS, BenchFailed, bench_hook_latency
 from app.hooks.command import main as run_command_hook
+from app.hooks.key_check import excess_scopes_warning, key_grant
 
 _SCOPES = get_args(setup.Scope)
 _MODES = get_args(setup.Mode)
@@ -41,6 +44,9 @@ def user_prompt_submit(ctx: click.Context) -> None:
     \b
     --url URL         Memoria base URL (default: MEMORIA_CLIENT__URL or http://127.0.0.1:8080).
     --namespace NAME  Recall from this namespace instead of the repository's.
+
+    The namespace is worked out here, from the event's cwd: MEMORIA_CLIENT__NAMESPACE_MAP, else the
+    git repository (repo:<name>), else MEMORIA_CLIENT__DEFAULT_NAMESPACE, else the server's default.
 
     Same code as scripts/memoria-hook, which starts faster. Reads MEMORIA_CLIENT__URL,
     MEMORIA_CLIENT__API_KEY (else the key file), MEMORIA_CLIENT__HOOK_BUDGET_S and
@@ -81,9 +87,22 @@ _file_option = click.option(
 
 @hook.command("install")
 @_scope_option
-@click.option("--mode", type=click.Choice(_MODES), default="http", show_default=True)
+@click.option(
+    "--mode",
+    type=click.Choice(_MODES),
+    default="command",
+    show_default=True,
+    help="command: runs on this machine, finds the namespace per prompt from the git repository, reads "
+    "the key file, and stays silent when the server is down; http: no process per prompt, but Claude "
+    "Code shows connection errors while the server is stopped.",
+)
 @click.option("--url", help="Memoria base URL (default: MEMORIA_CLIENT__URL or http://127.0.0.1:8080).")
-@click.option("--namespace", help="Always recall from this namespace instead of the repository's.")
+@click.option(
+    "--namespace",
+    help="Always recall from this namespace. Default: command hooks work it out per prompt from the "
+    "session's git repository; project http installs write the project's into the URL; user http "
+    "installs use the server's default namespace.",
+)
 @_project_option
 @_file_option
 def hook_install(
@@ -95,7 +114,10 @@ def hook_install(
     settings_file: Path | None,
 ) -> None:
     """Add the Memoria hook to a Claude Code settings file (idempotent; other settings kept)."""
-    base = url or settings().client.url
+    client = settings().client
+    base = url or client.url
+    if mode == "http" and namespace is None and scope != "user":
+        namespace = _project_namespace(project_dir or Path.cwd(), client)
     entry = setup.http_hook(base, namespace) if mode == "http" else setup.command_hook(base, namespace)
     path = _target(scope, project_dir, settings_file)
     try:
@@ -103,6 +125,13 @@ def hook_install(
     except setup.SettingsFileError as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(f"{'installed' if changed else 'already installed'}: {mode} hook in {path}", err=True)
+    if mode == "http" and namespace is None:
+        click.echo(
+            "The hook names no namespace: the server's default (MEMORIA_HOOKS__DEFAULT_NAMESPACE) serves "
+            "every project. For each repository's own memories use --mode command or a project install.",
+            err=True,
+        )
+    _warn_about_key_scopes(base, client)
     if mode == "http":
         note = f"Claude Code fills the Bearer header from ${ENV_API_KEY}: start it with that variable set"
         if not os.environ.get(ENV_API_KEY):
@@ -116,6 +145,26 @@ def hook_install(
             click.echo(
                 "Note: the command names this machine's Python; --scope local keeps it out of git.", err=True
             )
+
+
+def _project_namespace(project_dir: Path, client: ClientSettings) -> str | None:
+    """The project's namespace, computed on this machine now, for the http hook's URL."""
+    namespace = setup.project_namespace(project_dir, client.namespace_map, client.default_namespace)
+    if namespace is not None:
+        click.echo(f"The hook recalls from namespace {namespace} (this project's).", err=True)
+    return namespace
+
+
+def _warn_about_key_scopes(url: str, client: ClientSettings) -> None:
+    """Warn when the key the hook will use can do more than read (quiet when it cannot be checked)."""
+    try:
+        key = api_key(client)
+    except click.ClickException:
+        return
+    grant = key_grant(url, key)
+    warning = excess_scopes_warning(grant.scopes, grant.user) if grant else None
+    if warning:
+        click.echo(warning, err=True)
 
 
 @hook.command("uninstall")
@@ -137,8 +186,8 @@ def hook_uninstall(scope: str, project_dir: Path | None, settings_file: Path | N
 @click.command("hook")
 @click.option("--url", help="Server base URL (default: MEMORIA_CLIENT__URL).")
 @click.option("--key", help="API key (default: MEMORIA_CLIENT__API_KEY or the key file).")
-@click.option("--namespace", help="Recall from this namespace (default: the server derives it from --cwd).")
-@click.option("--cwd", default=os.getcwd, show_default="current directory", help="cwd sent in the event.")
+@click.option("--namespace", help="Recall from this namespace (default: the one of --cwd, worked out here).")
+@click.option("--cwd", default=os.getcwd, show_default="current directory", help="The session's directory.")
 @click.option("--runs", type=click.IntRange(2, 10_000), default=30, show_default=True)
 @click.option("--warmup", type=click.IntRange(0, 100), default=3, show_default=True)
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON.")
@@ -154,6 +203,7 @@ def bench_hook(
     """p50/p95 of the hook endpoint and of the command hook process, server up and down."""
     client = settings().client
     url = (url or client.url).rstrip("/")
+    namespace = namespace or namespace_for_cwd(cwd, client.namespace_map, client.default_namespace)
     try:
         rows = bench_hook_latency(url, key or api_key(client), cwd, namespace, runs, warmup)
     except BenchFailed as exc:

@@ -80,3 +80,63 @@ def rotate_key(batch_size: int | None) -> None:
             err=True,
         )
         raise SystemExit(1)
+
+
+@secrets.command("scan")
+@click.option("--apply", is_flag=True, help="Redact what the scan finds (default: only count it).")
+@click.option("--batch-size", type=click.IntRange(1, 10_000), default=500, show_default=True)
+def scan(apply: bool, batch_size: int) -> None:
+    """Find memories that hold credentials in clear (stored before redaction, or with it off).
+
+    With --apply, redact them in place as a store would, batch by batch (resumable): originals sealed
+    under the active key when MEMORIA_SECRETS__KEYS is set (kept nowhere otherwise), concept indexing
+    and re-embedding queued as jobs for the server's workers.
+    """
+    from app.db import create_database
+    from app.memories.scan import Scanner, ScanReport
+    from app.secrets import Vault
+
+    settings = config.settings()
+    if apply and not settings.secrets.redact:
+        raise click.ClickException("MEMORIA_SECRETS__REDACT is false: turn redaction on to apply a scan")
+    vault = Vault.from_settings(settings.secrets)
+
+    async def run(url: str) -> ScanReport:
+        db = await create_database(url, settings.database)
+        try:
+            with Progress(TextColumn("scanning"), TextColumn("{task.description}"), transient=True) as bars:
+                task = bars.add_task("", total=None)
+
+                def advance(report: ScanReport) -> None:
+                    bars.update(task, description=f"{report.scanned} memories, {report.found} in clear")
+
+                return await Scanner(db.write, vault).scan(
+                    apply=apply, batch_size=batch_size, progress=advance
+                )
+        finally:
+            await db.close()
+
+    with config.database(settings) as url:
+        report = asyncio.run(run(url))
+    click.echo(f"scanned {report.scanned} memories: {report.found} hold credentials in clear", err=True)
+    if not apply:
+        if report.found:
+            click.echo("run `memoria secrets scan --apply` to redact them", err=True)
+        return
+    kept = (
+        f"{report.sealed} original(s) sealed under {vault.active_key_id!r}"
+        if vault.keeps_originals
+        else "originals kept nowhere (no MEMORIA_SECRETS__KEYS)"
+    )
+    click.echo(
+        f"redacted {report.redacted} ({report.merged} deleted as duplicates of another memory once "
+        f"redacted); {kept}; concept indexing and embedding queued for the server",
+        err=True,
+    )
+    if report.too_long:
+        click.echo(
+            f"{report.too_long} memor(ies) left in clear: their placeholders would not fit the column; "
+            "shorten them with PATCH",
+            err=True,
+        )
+        raise SystemExit(1)

@@ -106,3 +106,17 @@ class Api:
             cursor = page.get("next_cursor")
             if not cursor:
                 return
+
+    def share(self, namespace: str, user: str, permission: str) -> tuple[dict[str, Any], bool]:
+        """Share one of the caller's namespaces with `user`: (the share, whether it is new)."""
+        body = {"namespace": namespace, "user": user, "permission": permission}
+        response = self.send("POST", "/v1/shares", json=body)
+        return response.json(), response.status_code == 201
+
+    def shares(self) -> dict[str, list[dict[str, Any]]]:
+        """{granted: shares of the caller's namespaces, received: namespaces shared with the caller}."""
+        shares: dict[str, list[dict[str, Any]]] = self.json("GET", "/v1/shares")
+        return shares
+
+    def revoke_share(self, namespace: str, user: str) -> None:
+        self.send("DELETE", "/v1/shares", params={"namespace": namespace, "user": user})

@@ -4,23 +4,30 @@ Order: a configured path-prefix mapping, then the git repository holding `cwd`, 
 `repo:<basename of the repository root>`, then a configured default. Basenames, not full paths,
 because the same repository is checked out at different paths on different machines and should
 share its memories; two repositories with the same basename can be told apart with the mapping.
-When `cwd` does not exist here (the server runs on another machine), the basename of `cwd` itself
-stands in for the repository root, since Claude Code is normally started at the repository root.
+When `cwd` does not exist, the basename of `cwd` itself stands in for the repository root, since
+Claude Code is normally started at the repository root.
 
-Two callers need the same answer: the `memoria` commands (what you remember here comes back here)
-and the server's hook endpoint, which imports it from here (hooks may import client). It loads the
-standard library only, without typing or pathlib at run time, so the command hook could use it too
-without slowing its start-up.
+This runs on the CLIENT only: the `memoria` commands (what you remember here comes back here), the
+command hook (which sends the answer as `?namespace=`) and the http-hook installer (which writes it
+into a project's hook URL). The server never imports it: resolving paths a client sends on the
+server's filesystem would let any client probe which paths exist there. The mapping and default
+come from `MEMORIA_CLIENT__NAMESPACE_MAP` / `MEMORIA_CLIENT__DEFAULT_NAMESPACE` (`ClientSettings`;
+the command hook reads them here, without pydantic). It loads the standard library only, without
+typing or pathlib at run time, so the command hook's start-up stays fast.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+ENV_NAMESPACE_MAP = "MEMORIA_CLIENT__NAMESPACE_MAP"
+ENV_DEFAULT_NAMESPACE = "MEMORIA_CLIENT__DEFAULT_NAMESPACE"
 
 REPO_PREFIX = "repo:"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._@+-]+")
@@ -72,3 +79,25 @@ def namespace_for_cwd(
         return repo_namespace(cwd) or default
     root = git_root(cwd)
     return (repo_namespace(root) if root else None) or default
+
+
+def mapping_from_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """`MEMORIA_CLIENT__NAMESPACE_MAP` (a JSON object of path prefix -> namespace), `{}` when unset;
+    ValueError names what is wrong with it."""
+    raw = env.get(ENV_NAMESPACE_MAP, "").strip()
+    if not raw:
+        return {}
+    try:
+        mapping = json.loads(raw)
+    except ValueError as exc:
+        raise ValueError(f"{ENV_NAMESPACE_MAP} is not JSON: {exc}") from None
+    if not isinstance(mapping, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in mapping.items()
+    ):
+        raise ValueError(f'{ENV_NAMESPACE_MAP} must be a JSON object of strings, {{"/path": "namespace"}}')
+    return mapping
+
+
+def default_from_environment(env: Mapping[str, str]) -> str | None:
+    """`MEMORIA_CLIENT__DEFAULT_NAMESPACE`, None when unset or blank."""
+    return env.get(ENV_DEFAULT_NAMESPACE, "").strip() or None

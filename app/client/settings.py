@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, model_validator
 
 from app.client.environment import (
     DEFAULT_HOOK_BUDGET_S,
@@ -13,6 +13,8 @@ from app.client.environment import (
     default_key_file,
 )
 from app.core.settings import Section
+from app.errors import InvalidInput
+from app.namespaces import validate_namespace_name
 
 
 class ClientSettings(Section):
@@ -35,3 +37,23 @@ class ClientSettings(Section):
     hook_log: Path = Field(
         default_factory=lambda: Path(default_hook_log()), description="Where the command hook logs."
     )
+    namespace_map: dict[str, str] = Field(
+        default_factory=dict,
+        description="Path prefix -> namespace, checked before the git repository of the session's cwd "
+        "(resolved on this machine by the command hook, `memoria remember` and the hook installer).",
+    )
+    default_namespace: str | None = Field(
+        default=None,
+        description="Namespace for a cwd outside any git repository; unset = the server's default.",
+    )
+
+    @model_validator(mode="after")
+    def _names_are_valid(self) -> ClientSettings:
+        """A mapped or default namespace the API would refuse fails here, not on every prompt."""
+        for name in [*self.namespace_map.values(), self.default_namespace]:
+            if name is not None:
+                try:
+                    validate_namespace_name(name)
+                except InvalidInput as exc:
+                    raise ValueError(exc.detail) from exc
+        return self

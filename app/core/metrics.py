@@ -168,6 +168,24 @@ class JobMetrics:
         self._failures.labels(kind, "true" if final else "false").inc()
 
 
+class RateLimitMetrics:
+    """Requests a rate limit refused with 429, by limit: `key` (an API key's requests) or `address`
+    (a client address locked out after failed authentications)."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        registry = registry if registry is not None else CollectorRegistry()
+        limited = Counter(
+            "memoria_rate_limited_requests",
+            "Requests answered 429 (the hook: {} with outcome rate-limited), by the limit that refused them",
+            ["limit"],
+            registry=registry,
+        )
+        self._limited = {limit: limited.labels(limit) for limit in ("key", "address")}
+
+    def limited(self, limit: str) -> None:
+        self._limited[limit].inc()
+
+
 class Metrics:
     """Every instrument of one app, on its own registry (what `/metrics` exposes)."""
 
@@ -177,3 +195,4 @@ class Metrics:
         self.recall = RecallMetrics(self.registry)
         self.embeddings = EmbeddingMetrics(self.registry)
         self.jobs = JobMetrics(self.registry)
+        self.rate_limits = RateLimitMetrics(self.registry)

@@ -1,4 +1,8 @@
-"""`/v1/graph/*`: browse and curate the concept graph, always scoped to the caller's namespaces."""
+"""`/v1/graph/*`: browse and curate the concept graph, always scoped to the caller's namespaces.
+
+Concept and memory ids here are public ids (random, see migration 0008), as everywhere in the API:
+the identities, counters shared by every tenant, would show how much everyone else stored. Queries
+take and answer public ids and use the internal ones only to walk the graph."""
 
 from __future__ import annotations
 
@@ -10,22 +14,32 @@ from litestar.datastructures import State
 from litestar.params import FromQuery, JSONBody, PathParameter, QueryParameter
 
 from app.auth import AuthUser
+from app.auth.scopes import READ, SCOPE_OPT
 from app.errors import InvalidInput, NotFound, problem
 from app.graph.indexer import GraphIndexer, merge_concepts
 from app.namespaces import resolve_namespaces
 
 AuthRequest = Request[AuthUser, int, Any]
-MAX_ID = 2**63 - 1  # concept ids are bigints; a larger one failed in the driver (500)
+MAX_ID = 2**63 - 1  # ids are bigints; a larger one failed in the driver (500)
 ConceptId = Annotated[int, PathParameter(ge=1, le=MAX_ID)]
 BodyConceptId = Annotated[int, msgspec.Meta(ge=1, le=MAX_ID)]
 NOT_YOURS = problem("No concept with this id in your namespaces")
 
-_CONCEPT_COLUMNS = "c.id, c.name, c.display_name, c.kind, c.aliases, c.doc_freq, n.name AS namespace"
+_CONCEPT_COLUMNS = (
+    "c.public_id AS id, c.name, c.display_name, c.kind, c.aliases, c.doc_freq, n.name AS namespace"
+)
 
+# By public id; `internal_id` is what the graph's own tables refer to.
 _OWNED_CONCEPT = f"""
-SELECT {_CONCEPT_COLUMNS}
+SELECT {_CONCEPT_COLUMNS}, c.id AS internal_id
 FROM concepts c JOIN namespaces n ON n.id = c.namespace_id
-WHERE c.id = $1 AND n.user_id = $2
+WHERE c.public_id = $1 AND n.user_id = $2
+"""
+
+# The public ids of (at most five) evidence memories of edge `e`, in the edge's order.
+_EVIDENCE = """
+(SELECT coalesce(array_agg(m.public_id ORDER BY x.ord), '{}')
+ FROM unnest(e.evidence_memory_ids[1:5]) WITH ORDINALITY AS x (id, ord) JOIN memories m ON m.id = x.id)
 """
 
 _SEARCH = f"""
@@ -39,7 +53,7 @@ LIMIT $4
 """
 
 _CONCEPT_MEMORIES = """
-SELECT m.id, m.content, m.category, m.created_at
+SELECT m.public_id AS id, m.content, m.category, m.created_at
 FROM memory_concepts mc JOIN memories m ON m.id = mc.memory_id
 WHERE mc.concept_id = $1 AND m.deleted_at IS NULL AND NOT m.is_sensitive
 ORDER BY m.created_at DESC, m.id DESC
@@ -61,10 +75,10 @@ nodes AS (
 )
 SELECT {_CONCEPT_COLUMNS}, nodes.depth,
        (SELECT coalesce(json_agg(json_build_object(
-                'source', e.source_id, 'target', e.target_id, 'weight', e.weight,
-                'relation', e.relation, 'evidence', e.evidence_memory_ids[1:5]
+                'source', c.public_id, 'target', t.public_id, 'weight', e.weight,
+                'relation', e.relation, 'evidence', {_EVIDENCE}
             )), '[]'::json)
-        FROM concept_edges e
+        FROM concept_edges e JOIN concepts t ON t.id = e.target_id
         WHERE e.source_id = c.id AND e.target_id IN (SELECT id FROM nodes)
        ) AS edges
 FROM nodes JOIN concepts c ON c.id = nodes.id JOIN namespaces n ON n.id = c.namespace_id
@@ -177,7 +191,7 @@ class GraphController(Controller):
 
     async def _detail(self, state: State, user_id: int, concept_id: int, limit: int = 50) -> ConceptDetail:
         row = await self._owned(state, user_id, concept_id)
-        memories = await state.db.read.fetch(_CONCEPT_MEMORIES, concept_id, limit)
+        memories = await state.db.read.fetch(_CONCEPT_MEMORIES, row["internal_id"], limit)
         return ConceptDetail(
             **{f: row[f] for f in ConceptOut.__struct_fields__},
             memories=[
@@ -198,8 +212,8 @@ class GraphController(Controller):
         depth: Annotated[int, QueryParameter(ge=1, le=3)] = 1,
         max_nodes: Annotated[int, QueryParameter(ge=1, le=500)] = 200,
     ) -> Neighborhood:
-        await self._owned(state, request.user.id, concept_id)
-        rows = await state.db.read.fetch(_NEIGHBORHOOD, concept_id, depth, max_nodes)
+        seed = await self._owned(state, request.user.id, concept_id)
+        rows = await state.db.read.fetch(_NEIGHBORHOOD, seed["internal_id"], depth, max_nodes)
         nodes = [_concept(r) for r in rows]
         edges = [GraphEdge(**e) for r in rows for e in msgspec.json.decode(r["edges"])]
         return Neighborhood(nodes=nodes, edges=edges)
@@ -208,27 +222,28 @@ class GraphController(Controller):
         "/neighbors",
         status_code=200,
         summary="1-hop neighbours of several concepts at once",
+        opt={SCOPE_OPT: READ},  # a POST that only reads (merge, which changes the graph, needs write)
         responses={404: problem("One of `concept_ids` is not a concept in your namespaces")},
     )
     async def neighbors(
         self, request: AuthRequest, state: State, data: JSONBody[NeighborsIn]
     ) -> dict[str, list[Neighbor]]:
-        owned = {
-            r["id"]
+        public_of = {
+            r["id"]: r["public_id"]  # internal id -> public id, of the caller's concepts asked for
             for r in await state.db.read.fetch(
-                "SELECT c.id FROM concepts c JOIN namespaces n ON n.id = c.namespace_id "
-                "WHERE c.id = ANY($1::bigint[]) AND n.user_id = $2",
+                "SELECT c.id, c.public_id FROM concepts c JOIN namespaces n ON n.id = c.namespace_id "
+                "WHERE c.public_id = ANY($1::bigint[]) AND n.user_id = $2",
                 data.concept_ids,
                 request.user.id,
             )
         }
-        missing = [cid for cid in data.concept_ids if cid not in owned]
+        missing = [cid for cid in data.concept_ids if cid not in public_of.values()]
         if missing:
             raise NotFound(f"concept {missing[0]} not found")
         result: dict[str, list[Neighbor]] = {str(cid): [] for cid in data.concept_ids}
-        for r in await state.db.read.fetch(_NEIGHBORS, data.concept_ids, request.user.id):
+        for r in await state.db.read.fetch(_NEIGHBORS, list(public_of), request.user.id):
             fields = {f: r[f] for f in ConceptOut.__struct_fields__}
-            result[str(r["seed"])].append(Neighbor(**fields, weight=r["weight"]))
+            result[str(public_of[r["seed"]])].append(Neighbor(**fields, weight=r["weight"]))
         return result
 
     @post(
@@ -248,5 +263,5 @@ class GraphController(Controller):
             raise InvalidInput("concepts of different namespaces cannot be merged")
         indexer: GraphIndexer = state.graph_indexer
         async with state.db.write.acquire() as conn:
-            await merge_concepts(conn, indexer, concept_id, data.into)
+            await merge_concepts(conn, indexer, source["internal_id"], target["internal_id"])
         return await self._detail(state, request.user.id, data.into)

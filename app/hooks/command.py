@@ -1,13 +1,18 @@
 """The command hook: forward a Claude Code `UserPromptSubmit` event from stdin to Memoria.
 
 Claude Code spawns this once per prompt, so it and the modules it imports (`app.client.environment`,
-`app.hooks.budget`, `app.hooks.http_post`, `app.hooks.hook_log`) load the standard library only,
-and neither pathlib nor typing at run time; the `app`, `app.client` and `app.hooks` packages are
-import-free. Start-up stays in tens of milliseconds on any Python 3.11. It fails open: with no
-server, a hung server, a refused key or bad input it exits 0 with no output, so a memory service
-that is down never gets in the way of typing a prompt; the reason goes to the hook log.
+`app.client.namespace`, `app.hooks.budget`, `app.hooks.http_post`, `app.hooks.hook_log`) load the
+standard library only, and neither pathlib nor typing at run time; the `app`, `app.client` and
+`app.hooks` packages are import-free. Start-up stays in tens of milliseconds on any Python 3.11. It
+fails open: with no server, a hung server, a refused key or bad input it exits 0 with no output, so
+a memory service that is down never gets in the way of typing a prompt; the reason goes to the hook
+log.
 
-This module is the flow only: arguments, event, key, one POST within the budget, the answer.
+This module is the flow only: arguments, event, key, namespace, one POST within the budget, the
+answer. The namespace is worked out HERE, on the person's machine, from the event's `cwd`
+(`app.client.namespace`: the `MEMORIA_CLIENT__NAMESPACE_MAP` mapping, the git root, the
+`MEMORIA_CLIENT__DEFAULT_NAMESPACE` default) and sent as `?namespace=`; the server never resolves
+a client's path, and the paths in the event (`cwd`, `transcript_path`) are not sent at all.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from app.client.environment import (
     hook_log_from_environment,
     key_from_environment,
 )
+from app.client.namespace import default_from_environment, mapping_from_environment, namespace_for_cwd
 from app.hooks.budget import BudgetSpent, Deadline, hook_budget, process_age
 from app.hooks.hook_log import write_log
 from app.hooks.http_post import InvalidResponse, http_post
@@ -36,6 +42,8 @@ if TYPE_CHECKING:
 
 HOOK_PATH = "/v1/hooks/claude-code/user-prompt-submit"
 MAX_EVENT_BYTES = 4 * 1024 * 1024
+#: Event fields naming paths on this machine: the server has no use for them, so they stay here.
+LOCAL_FIELDS = ("cwd", "transcript_path")
 
 USAGE = "usage: memoria-hook [user-prompt-submit] [--url URL] [--namespace NAME]"
 
@@ -82,6 +90,18 @@ def endpoint(base_url: str, namespace: str | None) -> tuple[str, str, int | None
     return parts.scheme, parts.hostname, parts.port, path
 
 
+def event_namespace(event: Mapping[str, Any], env: Mapping[str, str], notes: list[str]) -> str | None:
+    """The namespace of the event's `cwd` on this machine (None: the server's default); a bad
+    `MEMORIA_CLIENT__NAMESPACE_MAP` is noted and skipped, so the repository's namespace still works."""
+    try:
+        mapping = mapping_from_environment(env)
+    except ValueError as exc:
+        notes.append(str(exc))
+        mapping = {}
+    cwd = event.get("cwd")
+    return namespace_for_cwd(cwd if isinstance(cwd, str) else None, mapping, default_from_environment(env))
+
+
 def post_event(base_url: str, key: str, event: dict[str, Any], namespace: str | None, timeout: float) -> Any:
     """The server's JSON answer to `event` ({} for an empty body); HookFailure names any failure."""
     scheme, host, port, path = endpoint(base_url, namespace)
@@ -111,9 +131,14 @@ def post_event(base_url: str, key: str, event: dict[str, Any], namespace: str | 
 
 
 def run(
-    argv: Sequence[str], stdin: IO[bytes], env: Mapping[str, str], budget: float, started: float
+    argv: Sequence[str],
+    stdin: IO[bytes],
+    env: Mapping[str, str],
+    budget: float,
+    started: float,
+    notes: list[str] | None = None,
 ) -> dict[str, Any] | None:
-    """The answer to print, or None to print nothing."""
+    """The answer to print, or None to print nothing; `notes` collects what the log should hear."""
     options = parse_args(argv)
     event = read_event(stdin)
     try:
@@ -121,8 +146,10 @@ def run(
     except KeyFileError as exc:
         raise HookFailure(str(exc)) from exc
     url = options.get("url") or env.get(ENV_URL) or DEFAULT_URL
+    namespace = options.get("namespace") or event_namespace(event, env, [] if notes is None else notes)
+    sent = {name: value for name, value in event.items() if name not in LOCAL_FIELDS}
     remaining = budget - (time.monotonic() - started)
-    answer = post_event(url, key, event, options.get("namespace"), remaining)
+    answer = post_event(url, key, sent, namespace, remaining)
     if not isinstance(answer, dict):
         raise HookFailure("answer is JSON but not an object")
     return answer or None
@@ -140,10 +167,11 @@ def main(
     budget, warning = hook_budget(env)
     answer: dict[str, Any] | None = None
     reason: str | None = None
+    notes: list[str] = []
     try:
         with Deadline(budget - (time.monotonic() - started)):
             answer = run(
-                sys.argv[1:] if argv is None else argv, stdin or sys.stdin.buffer, env, budget, started
+                sys.argv[1:] if argv is None else argv, stdin or sys.stdin.buffer, env, budget, started, notes
             )
     except BudgetSpent:
         reason = f"gave up after the {budget:.2f} s budget"
@@ -151,7 +179,7 @@ def main(
         reason = str(exc)
     except Exception as exc:  # fail open, whatever happened
         reason = f"unexpected {type(exc).__name__}: {exc}"
-    for line in (warning, reason):
+    for line in (warning, *notes, reason):
         if line:
             write_log(hook_log_from_environment(env), line)
     if answer is not None:

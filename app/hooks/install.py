@@ -5,6 +5,12 @@ only hook entries that point at Memoria are touched, every other key, event, gro
 kept in order, and a second install changes nothing. The API key is never written into a settings
 file: http hooks name `$MEMORIA_CLIENT__API_KEY` (resolved by Claude Code via `allowedEnvVars`),
 command hooks read it from that variable or the user-only-readable key file.
+
+Where the hook recalls from is decided on the person's machine, never by the server from a path:
+the command hook works it out per prompt from the session's directory; an http hook cannot (Claude
+Code posts the event as it is), so a project install writes the project's namespace, computed here
+from its git root, into the hook URL, and a user-scope http install names none and gets the
+server's default namespace.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from typing import Any, Literal
 from urllib.parse import quote
 
 from app.client.environment import DEFAULT_URL, ENV_API_KEY
+from app.client.namespace import namespace_for_cwd
 from app.hooks.command import HOOK_PATH
 
 Scope = Literal["user", "project", "local"]
@@ -44,13 +51,24 @@ def settings_path(scope: Scope, project_dir: Path) -> Path:
     return project_dir / ".claude" / name
 
 
-def http_hook(url: str, namespace: str | None) -> dict[str, Any]:
+def project_namespace(
+    project_dir: Path, mapping: dict[str, str] | None = None, default: str | None = None
+) -> str | None:
+    """The namespace of `project_dir` as the command hook would compute it for a session started
+    there (mapped prefix, git root, default), for a project-scope http hook's URL."""
+    return namespace_for_cwd(str(project_dir.expanduser().absolute()), mapping, default)
+
+
+def hook_url(url: str, namespace: str | None) -> str:
+    """The hook endpoint under `url`, naming `namespace` in the query when there is one."""
     target = url.rstrip("/") + HOOK_PATH
-    if namespace:
-        target += "?namespace=" + quote(namespace, safe="")
+    return target + "?namespace=" + quote(namespace, safe="") if namespace else target
+
+
+def http_hook(url: str, namespace: str | None) -> dict[str, Any]:
     return {
         "type": "http",
-        "url": target,
+        "url": hook_url(url, namespace),
         "headers": {"Authorization": f"Bearer ${ENV_API_KEY}"},
         "allowedEnvVars": [ENV_API_KEY],
         "timeout": HTTP_TIMEOUT_S,

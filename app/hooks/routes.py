@@ -10,11 +10,18 @@ The budget (`MEMORIA_HOOKS__BUDGET_MS`) runs from the request's arrival and cove
 too: this route is left out of the `/v1` key middleware and looks the key up itself, inside the
 budgeted block, so a hung or unreachable database costs the prompt the budget and nothing more. A
 missing or unknown key still answers 401, as on every `/v1` route.
+
+The namespace comes from the `namespace` query parameter (the command hook computes it from the
+git root of the session's directory on the client's machine; a project install writes it into the
+hook URL), else the configured `default_namespace`, else there is nothing to recall. The event's
+`cwd` is never read: resolving a client's path on the server's filesystem would tell a client which
+paths exist here (a git checkout answered `repo:<name>`, `/etc` nothing).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable
 from typing import Any
 
 import asyncpg
@@ -25,10 +32,12 @@ from litestar.exceptions import HTTPException
 from litestar.params import FromQuery, JSONBody
 from litestar.status_codes import HTTP_200_OK
 
-from app.auth.middleware import bearer_key, user_for_key
-from app.client.namespace import namespace_for_cwd
+from app.auth.gate import Gate
+from app.auth.middleware import bearer_key, client_host, missing_scope
+from app.auth.scopes import READ
+from app.auth.service import AuthUser
 from app.core import deadline
-from app.errors import ApiError, NotFound, database_unavailable
+from app.errors import ApiError, NotFound, TooManyRequests, database_unavailable
 from app.hooks.context import render
 from app.hooks.policy import judge
 from app.hooks.settings import HookSettings
@@ -43,12 +52,12 @@ EVENT_NAME = "UserPromptSubmit"
 
 
 class UserPromptSubmitEvent(msgspec.Struct, kw_only=True):
-    """The fields we use; unknown ones are ignored because Claude Code adds fields over time."""
+    """The fields we use; unknown ones (`cwd` and `transcript_path` among them: paths on the
+    client's machine, which the server never resolves) are ignored, and Claude Code adds fields over
+    time."""
 
     prompt: str = ""
-    cwd: str | None = None
     session_id: str | None = None
-    transcript_path: str | None = None
     hook_event_name: str | None = None
 
 
@@ -74,7 +83,8 @@ async def user_prompt_submit(
         hook_settings.budget_ms / 1000, started=request_deadline.started if request_deadline else None
     )
     key = bearer_key(request.headers.get("authorization", ""))  # 401 without a key, before any wait
-    answer = _answer_prompt(request.app.state.db.write, key, data, recall, hook_settings, namespace)
+    admit = _admit(request.app.state.gate, request.app.state.db.write, key, client_host(request))
+    answer = _answer_prompt(admit, data, recall, hook_settings, namespace)
     try:
         # past the budget the work is cancelled and left to unwind: its clean-up may wait on the database
         return await deadline.within(answer, budget)
@@ -82,21 +92,31 @@ async def user_prompt_submit(
         return _answer("timeout")
 
 
+async def _admit(gate: Gate, pool: asyncpg.Pool, key: str, client: str | None) -> AuthUser:
+    """The key's user, with the rate limits every `/v1` route applies (`app.auth.gate`)."""
+    await gate.sweep_if_due(pool)
+    return await gate.admit(pool, key, client)
+
+
 async def _answer_prompt(
-    pool: asyncpg.Pool,
-    key: str,
+    admit: Awaitable[AuthUser],
     data: UserPromptSubmitEvent,
     recall: RecallService,
     settings: HookSettings,
     namespace: str | None,
 ) -> Response[dict[str, Any]]:
-    """The answer to one event; runs within the budget. Only an unknown key raises (401)."""
+    """The answer to one event; runs within the budget. Only an unknown key raises (401); a rate
+    limit or a key without the `read` scope answers `{}` like every other refusal."""
     try:
-        user = await user_for_key(pool, key)
+        user = await admit
+    except TooManyRequests:
+        return _answer("rate-limited")
     except HTTPException:  # an unknown or revoked key: 401, as on every /v1 route
         raise
     except Exception as exc:  # the database cannot tell us who this is: the prompt goes on without memories
         return _failed("key lookup", exc)
+    if missing_scope(user, READ) is not None:
+        return _answer(f"missing-scope:{READ}")
     if not settings.enabled:
         return _answer("disabled")
     if data.hook_event_name not in (None, EVENT_NAME):
@@ -104,7 +124,7 @@ async def _answer_prompt(
     verdict = judge(data.prompt, settings.min_prompt_chars)
     if verdict.query is None:
         return _answer(f"skipped:{verdict.reason}")
-    scope = namespace or namespace_for_cwd(data.cwd, settings.namespace_map, settings.default_namespace)
+    scope = namespace or settings.default_namespace  # never derived from the event's paths
     if scope is None:
         return _answer("no-namespace")
     ask = RecallRequest(query=verdict.query, namespace=scope, limit=settings.max_results)

@@ -24,21 +24,18 @@ class HookSettings(Section):
     min_prompt_chars: int = Field(
         default=12, ge=1, le=1000, description="Shorter prompts (after code is set aside) skip recall."
     )
-    namespace_map: dict[str, str] = Field(
-        default_factory=dict,
-        description="Path prefix -> namespace, checked before the git repository of the event's cwd.",
-    )
     default_namespace: str | None = Field(
-        default=None, description="Namespace for a cwd outside any git repository; unset = no recall."
+        default=None,
+        description="Namespace for a hook call that names none (a user-scope http hook); unset = no recall. "
+        "The server never derives one from the event's cwd.",
     )
 
     @model_validator(mode="after")
-    def _names_are_valid(self) -> HookSettings:
-        """A mapped or default namespace the API would refuse fails at start, not on every prompt."""
-        for name in [*self.namespace_map.values(), self.default_namespace]:
-            if name is not None:
-                try:
-                    validate_namespace_name(name)
-                except InvalidInput as exc:
-                    raise ValueError(exc.detail) from exc
+    def _name_is_valid(self) -> HookSettings:
+        """A default namespace the API would refuse fails at start, not on every prompt."""
+        if self.default_namespace is not None:
+            try:
+                validate_namespace_name(self.default_namespace)
+            except InvalidInput as exc:
+                raise ValueError(exc.detail) from exc
         return self

@@ -11,6 +11,7 @@ from litestar.params import FromQuery, JSONBody, PathParameter, QueryParameter
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED, HTTP_204_NO_CONTENT
 
 from app.auth import AuthUser
+from app.auth.scopes import SCOPE_OPT, SECRETS_READ
 from app.core.deadline import DEADLINE_KIND, WRITE
 from app.errors import problem
 from app.memories.schemas import (
@@ -20,6 +21,7 @@ from app.memories.schemas import (
     MemoryIn,
     MemoryPage,
     MemoryPatch,
+    MemorySecrets,
     StoreBatchResult,
     StoreResult,
     Text,
@@ -75,6 +77,32 @@ class MemoryController(Controller):
         include_deleted: FromQuery[bool] = False,
     ) -> Memory:
         return await memories.get(request.user.id, memory_id, include_deleted)
+
+    @get(
+        "/{memory_id:int}/secrets",
+        summary="The originals of a memory's credential placeholders (owner only, `secrets:read`)",
+        description=(
+            "Opens the originals sealed when the memory was stored or changed. Only the memory's "
+            "owner: a namespace shared with you is not yours (404). Needs a key with the "
+            "`secrets:read` scope (403 without it); every read is recorded in `secret_reads`. "
+            "Placeholders whose original is kept nowhere (the server had no encryption key, which "
+            "keeps nothing) are listed in `not_kept`, with `originals_kept: false` and a `detail` "
+            "saying why: still a 200. 409 when a sealed original cannot be opened (its key is no "
+            "longer configured, or it does not authenticate)."
+        ),
+        opt={SCOPE_OPT: SECRETS_READ},
+        responses={
+            403: problem("The key lacks the `secrets:read` scope"),
+            404: NOT_YOURS,
+            409: problem("A sealed original cannot be opened: unknown key id, or it does not authenticate"),
+        },
+    )
+    async def read_secrets(
+        self, request: AuthRequest, memory_id: MemoryId, memories: Service
+    ) -> Response[MemorySecrets]:
+        client = request.client.host if request.client is not None else None
+        result = await memories.read_secrets(request.user.id, memory_id, request.user.key_id, client)
+        return Response(result, headers={"Cache-Control": "no-store"})
 
     @get(
         "/",

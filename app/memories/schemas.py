@@ -20,6 +20,11 @@ NO_NUL = "^[^\x00]*$"
 MAX_ID = 2**63 - 1
 """Ids are PostgreSQL bigints; a larger one would fail in the driver."""
 
+PUBLIC_ID_DOC = (
+    "The memory's id: random in [1, 2^53), an exact number in JavaScript. It is not a counter: it "
+    "says nothing about when the memory was stored nor about anyone else's memories."
+)
+
 Importance = Annotated[float, Meta(ge=0.0, le=1.0, description="0 (trivial) .. 1 (critical)")]
 CATEGORY: dict[str, Any] = {"min_length": 1, "max_length": 64, "pattern": NO_NUL}
 """A category's limits: `Category` in bodies, and in the query string (where Litestar reads them
@@ -69,8 +74,10 @@ class Timestamp(datetime):
 class Cursor(str):
     """A page cursor as this API hands it out (`next_cursor`): checked whole before it reaches SQL.
 
-    It is base64url of `[created_at, id]`; a forged one could carry an id above the bigint range or
-    an instant UTC cannot hold, which failed in the driver (500) instead of here (422).
+    It is base64url of `[created_at, id]` (the public id of the page's last memory; the database
+    orders memories stored together by the internal id it looks up); a forged one could carry an id
+    above the bigint range or an instant UTC cannot hold, which failed in the driver (500) instead
+    of here (422).
     """
 
     __slots__ = ()
@@ -122,7 +129,7 @@ class MemoryPatch(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
 
 class StoreResult(msgspec.Struct, kw_only=True):
-    id: int
+    id: Annotated[int, Meta(description=PUBLIC_ID_DOC)]
     namespace: str
     duplicate: bool
     embedded: bool
@@ -133,7 +140,7 @@ class StoreBatchResult(msgspec.Struct, kw_only=True):
 
 
 class Memory(msgspec.Struct, kw_only=True):
-    id: int
+    id: Annotated[int, Meta(description=PUBLIC_ID_DOC)]
     namespace: str
     content: str
     category: str | None
@@ -141,6 +148,9 @@ class Memory(msgspec.Struct, kw_only=True):
     importance: float
     expanded_keywords: str | None
     is_sensitive: bool
+    has_secrets: bool
+    """Its text holds credential placeholders (`[secret:github-token#1]`); the owner reads the
+    originals, when a key kept them, at `GET /v1/memories/{id}/secrets`."""
     source: str | None
     metadata: dict[str, Any]
     embedding_model: str | None
@@ -152,3 +162,25 @@ class Memory(msgspec.Struct, kw_only=True):
 class MemoryPage(msgspec.Struct, kw_only=True):
     items: list[Memory]
     next_cursor: str | None
+
+
+class SecretOriginal(msgspec.Struct, kw_only=True):
+    placeholder: str
+    """As it appears in the memory's text: `[secret:github-token#1]`."""
+    kind: str
+    number: int
+    original: str
+
+
+class MemorySecrets(msgspec.Struct, kw_only=True):
+    """The originals of a memory's credential placeholders, for its owner."""
+
+    memory_id: int
+    secrets: list[SecretOriginal]
+    originals_kept: bool
+    """False when some placeholder of the memory has no original kept (`not_kept`)."""
+    not_kept: list[str]
+    """Placeholders the memory holds whose original is kept nowhere: redacted while no encryption
+    key was configured (nothing is kept then), or typed as placeholders by the client."""
+    detail: str | None = None
+    """Why `not_kept` is not empty, in words."""

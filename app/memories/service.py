@@ -5,6 +5,13 @@ enqueued as durable jobs in the write's own transaction: an acknowledged write a
 whatever crashes after the commit. Writes that touch the graph take the namespace's graph lock
 before the memory row, the one lock order of every graph writer, so they never deadlock with the
 worker indexing the same memory.
+
+Every write redacts credentials first (app.memories.redaction): only placeholders are hashed,
+embedded and stored, so nothing downstream ever holds a credential; with a key configured, the
+originals are sealed in the write's own transaction and opened only by `read_secrets`, for the owner.
+
+Every `memory_id` taken or answered here is the memory's public id (random; see app/memories/sql.py):
+the first query of each path looks the memory up by it, and everything after uses the internal id.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from datetime import datetime
 from typing import Any
 
 import asyncpg
+import msgspec
 from msgspec import UNSET
 from pgvector import HalfVector
 
@@ -27,16 +35,56 @@ from app.core.time import as_utc
 from app.db import Database
 from app.embeddings import Embedded, Embedder, EmbeddingError, guarded
 from app.embeddings.backfill import embedding_job
-from app.errors import Conflict, InvalidInput, NotFound
+from app.errors import ApiError, Conflict, InvalidInput, NotFound
 from app.graph import indexing_jobs, lock_graph, unlink_memories
 from app.jobs import JobQueue, JobSettings, NewJob
 from app.memories import sql
-from app.memories.schemas import Memory, MemoryIn, MemoryPage, MemoryPatch, StoreResult
+from app.memories.redaction import (
+    TEXT_FIELDS,
+    RedactedFields,
+    check_stored_bounds,
+    placeholder_numbers,
+    placeholders_by_number,
+    redact_fields,
+)
+from app.memories.schemas import (
+    Memory,
+    MemoryIn,
+    MemoryPage,
+    MemoryPatch,
+    MemorySecrets,
+    SecretOriginal,
+    StoreResult,
+)
 from app.memories.settings import MemorySettings
 from app.memories.validation import clean_memory, clean_patch
-from app.namespaces import ensure_namespaces, resolve_namespaces
+from app.namespaces import ensure_namespaces, resolve_namespaces, writable_namespace
+from app.secrets import (
+    SealedSecret,
+    SecretsError,
+    SecretSettings,
+    Vault,
+    insert_sealed,
+    keep_sealed,
+    placeholder,
+    read_sealed,
+)
 
 log = logging.getLogger(__name__)
+
+MAX_CLIENT_CHARS = 200
+"""`secret_reads.client` holds at most this much of the reader's address."""
+
+INSERT_ATTEMPTS = 5
+"""Tries to insert one memory: a public id collision (a chance of rows / 2^53) is retried, and five
+in a row would mean something else is wrong."""
+
+
+class SecretsUnreadable(ApiError):
+    """Sealed originals this server cannot open: their key is no longer configured, or a row does
+    not authenticate (altered, or moved from another memory). The stored rows are untouched."""
+
+    status_code = 409
 
 
 def content_hash(content: str) -> bytes:
@@ -78,6 +126,28 @@ def _memory(row: asyncpg.Record) -> Memory:
     return Memory(**dict(row))
 
 
+async def _insert(
+    conn: asyncpg.Connection, namespace_id: int, hashed: bytes, *values: Any
+) -> tuple[int, int, bool]:
+    """Insert one memory (`values`: INSERT_MEMORY's after the namespace and content hash):
+    (internal id, public id, duplicate). A duplicate answers its live twin's ids. Neither inserted
+    nor a twin means the random public id drawn was taken (or the twin went away meanwhile):
+    inserting again draws another id."""
+    for _ in range(INSERT_ATTEMPTS):
+        row = await conn.fetchrow(sql.INSERT_MEMORY, namespace_id, hashed, *values)
+        if row is not None:
+            return row["id"], row["public_id"], False
+        twin = await conn.fetchrow(sql.LIVE_ID_BY_HASH, namespace_id, hashed)
+        if twin is not None:
+            return twin["id"], twin["public_id"], True
+    raise RuntimeError(f"no memory inserted nor found after {INSERT_ATTEMPTS} attempts")
+
+
+def _given_fields(patch: MemoryPatch) -> dict[str, Any]:
+    """The free-text fields a PATCH sets (to a value or to null)."""
+    return {name: getattr(patch, name) for name in TEXT_FIELDS if given(getattr(patch, name))}
+
+
 class MemoryService:
     def __init__(
         self,
@@ -86,10 +156,16 @@ class MemoryService:
         limits: MemorySettings,
         jobs: JobQueue | None = None,
         index_graph: bool = True,
+        secrets: SecretSettings | None = None,
     ) -> None:
         """`jobs`: where follow-up work goes (the app passes its worker's queue, which wakes the
         worker; without one, jobs are still written for whoever works the queue). `index_graph`:
-        whether stored and changed memories are queued for concept indexing."""
+        whether stored and changed memories are queued for concept indexing. `secrets`: whether
+        credentials are redacted and the keys their originals are sealed under (default: redact,
+        keep nothing)."""
+        secrets = secrets if secrets is not None else SecretSettings()
+        self._redact = secrets.redact
+        self._vault = Vault.from_settings(secrets)
         self._db = db
         self._router = guarded(embedder)
         self._limits = limits
@@ -120,7 +196,15 @@ class MemoryService:
         if not items:
             raise InvalidInput("the batch is empty")
         many = len(items) > 1
-        cleaned = [clean_memory(m, self._limits, f"[{i}]." if many else "") for i, m in enumerate(items)]
+        redacted: list[RedactedFields] = []
+        cleaned: list[MemoryIn] = []
+        for i, item in enumerate(items):
+            where = f"[{i}]." if many else ""
+            memory = clean_memory(item, self._limits, where)
+            # Only redacted text goes further: hash, embedding, storage, and so every reader.
+            fields = self._redacted({name: getattr(memory, name) for name in TEXT_FIELDS}, where)
+            redacted.append(fields)
+            cleaned.append(msgspec.structs.replace(memory, **fields.fields))
         hashes = [content_hash(m.content) for m in cleaned]
 
         async with self._db.write.acquire() as conn, conn.transaction():
@@ -139,12 +223,14 @@ class MemoryService:
 
         results: list[StoreResult] = []
         jobs: list[NewJob] = []
+        sealed: list[SealedSecret] = []
         async with self._db.write.acquire() as conn, conn.transaction():
             for i, memory in enumerate(cleaned):
                 vector = vector_of.get(i)
-                new_id = await conn.fetchval(
-                    sql.INSERT_MEMORY,
+                new_id, public_id, duplicate = await _insert(
+                    conn,
                     ns_of[i],
+                    hashes[i],
                     memory.content,
                     memory.category,
                     memory.tags,
@@ -153,27 +239,33 @@ class MemoryService:
                     memory.is_sensitive,
                     memory.source,
                     memory.metadata,
-                    hashes[i],
                     HalfVector(vector.vector) if vector is not None else None,
                     vector.model_id if vector is not None else None,
+                    bool(placeholder_numbers(redacted[i].fields)),
                 )
-                duplicate = new_id is None
-                if duplicate:
-                    new_id = await conn.fetchval(sql.LIVE_ID_BY_HASH, ns_of[i], hashes[i])
-                else:
+                # a duplicate's stored twin keeps its own originals; this one's are not kept
+                if not duplicate:
                     jobs += self._follow_up(new_id, memory.is_sensitive, vector is None, embed_error)
+                    sealed += self._vault.seal(new_id, redacted[i].secrets)
                 results.append(
                     StoreResult(
-                        id=new_id,
+                        id=public_id,
                         namespace=memory.namespace,
                         duplicate=duplicate,
                         embedded=vector is not None,
                     )
                 )
+            await insert_sealed(conn, sealed)  # the originals commit (or roll back) with their memories
             await self._jobs.add(conn, jobs)
         if jobs:
             self._jobs.wake()
         return results
+
+    def _redacted(self, fields: dict[str, Any], where: str = "", used: Sequence[int] = ()) -> RedactedFields:
+        """`fields` with credentials replaced (unless redaction is off), within the stored bounds."""
+        result = redact_fields(fields, used=used) if self._redact else RedactedFields(fields, ())
+        check_stored_bounds(result.fields, where)
+        return result
 
     def _follow_up(
         self, memory_id: int, is_sensitive: bool, unembedded: bool, embed_error: str | None
@@ -223,9 +315,16 @@ class MemoryService:
         return MemoryPage(items=items, next_cursor=next_cursor)
 
     async def update(self, user_id: int, memory_id: int, patch: MemoryPatch) -> Memory:
+        """Change a memory. The fields it sets are redacted like a store's, new credentials numbered
+        after the placeholders the memory holds; under the row lock, originals whose placeholder no
+        longer appears in any field are deleted and the new ones sealed, in the change's transaction."""
         patch = clean_patch(patch, self._limits)
-        new_content = patch.content if isinstance(patch.content, str) else None
         current = await self.get(user_id, memory_id)
+        before = {name: getattr(current, name) for name in TEXT_FIELDS}
+        changes = _given_fields(patch)
+        planned = self._redacted(changes, used=sorted(placeholder_numbers(before)))
+        patch = msgspec.structs.replace(patch, **planned.fields)
+        new_content = patch.content if isinstance(patch.content, str) else None
         if new_content == current.content:
             new_content = None
         is_sensitive = patch.is_sensitive if isinstance(patch.is_sensitive, bool) else current.is_sensitive
@@ -240,27 +339,41 @@ class MemoryService:
 
         jobs: list[NewJob] = []
         async with self._db.write.acquire() as conn, conn.transaction():
-            namespace_id = await conn.fetchval(sql.LIVE_NAMESPACE, memory_id, user_id)
-            if namespace_id is None:
-                raise NotFound(f"memory {memory_id} not found")
+            # 404 when not the caller's to see, 403 when shared with them read-only
+            row = await conn.fetchrow(sql.LIVE_NAMESPACE, memory_id, user_id)
+            namespace_id = writable_namespace(row, f"memory {memory_id}")
+            internal_id: int = row["id"]  # `memory_id` is the public id; the writes use this one
             if regraph:
                 await lock_graph(conn, {namespace_id})  # before the memory row: the lock order
-            locked = await conn.fetchrow(sql.LOCK_MEMORY, memory_id, user_id)
+            locked = await conn.fetchrow(sql.LOCK_MEMORY, internal_id, user_id)
             if locked is None:
                 raise NotFound(f"memory {memory_id} not found")
+            stored = dict(await conn.fetchrow(sql.LOCKED_TEXT, internal_id))
+            final = planned
+            if stored != before:  # changed since it was read: number after what it holds now
+                final = self._redacted(changes, used=sorted(placeholder_numbers(stored)))
+                patch = msgspec.structs.replace(patch, **final.fields)
+                if new_content is not None and patch.content != new_content:
+                    new_content = patch.content if isinstance(patch.content, str) else None
+                    vector, embed_error = None, None  # renumbered text: the embedding job embeds it
+            written = {name: value for name, value in final.fields.items() if name != "content"}
+            if new_content is not None:
+                written["content"] = new_content
+            kept = placeholder_numbers({**stored, **written})
             new_hash = content_hash(new_content) if new_content is not None else None
             if new_hash is not None:
-                clash = await conn.fetchval(sql.LIVE_ID_BY_HASH, locked["namespace_id"], new_hash)
-                if clash is not None and clash != memory_id:
+                clash = await conn.fetchrow(sql.LIVE_ID_BY_HASH, locked["namespace_id"], new_hash)
+                if clash is not None and clash["id"] != internal_id:
+                    other = clash["public_id"]
                     raise Conflict(
-                        f"memory {clash} in this namespace already has this content", existing_id=clash
+                        f"memory {other} in this namespace already has this content", existing_id=other
                     )
             if regraph:
                 # its evidence leaves the graph with this change; the indexing job links it anew
-                await unlink_memories(conn, [memory_id])
+                await unlink_memories(conn, [internal_id])
             updated = await conn.fetchrow(
                 sql.UPDATE_MEMORY,
-                memory_id,
+                internal_id,
                 new_content,
                 new_hash,
                 new_content is not None,
@@ -276,17 +389,74 @@ class MemoryService:
                 given(patch.source),
                 patch.source if given(patch.source) else None,
                 patch.metadata if given(patch.metadata) else None,
+                bool(kept),
             )
+            if changes:
+                # an original lives exactly as long as its placeholder does, in some field
+                await keep_sealed(conn, internal_id, kept)
+                new = [secret for secret in final.secrets if secret.number in kept]
+                await insert_sealed(conn, self._vault.seal(internal_id, new))
             if regraph:
                 # a vector is due when the text changed or the memory stopped being sensitive
                 needs_vector = updated["unembedded"] and (
                     new_content is not None or given(patch.is_sensitive)
                 )
-                jobs = self._follow_up(memory_id, updated["is_sensitive"], needs_vector, embed_error)
+                jobs = self._follow_up(internal_id, updated["is_sensitive"], needs_vector, embed_error)
                 await self._jobs.add(conn, jobs)
         if jobs:
             self._jobs.wake()
         return await self.get(user_id, memory_id)
+
+    async def read_secrets(
+        self, user_id: int, memory_id: int, key_id: int | None, client: str | None
+    ) -> MemorySecrets:
+        """The originals of a live memory's placeholders, for its owner only (a namespace shared
+        with the caller is not theirs: 404). Each successful read leaves one `secret_reads` row,
+        written in the same transaction, so no original leaves without its record."""
+        async with self._db.write.acquire() as conn, conn.transaction():
+            row = await conn.fetchrow(sql.OWNED_LIVE_TEXT, memory_id, user_id)
+            if row is None:
+                raise NotFound(f"memory {memory_id} not found")
+            internal_id = row["id"]  # what the sealed originals and the audit are keyed by
+            try:
+                opened = self._vault.open(await read_sealed(conn, internal_id))
+            except SecretsError as exc:
+                raise SecretsUnreadable(str(exc)) from None
+            await conn.execute(
+                sql.AUDIT_READ,
+                internal_id,
+                user_id,
+                key_id,
+                len(opened),
+                client[:MAX_CLIENT_CHARS] if client else None,
+            )
+        written = placeholders_by_number({name: row[name] for name in TEXT_FIELDS})
+        kept = {secret.number for secret in opened}
+        not_kept = [written[number] for number in sorted(written.keys() - kept)]
+        detail = None
+        if not_kept:
+            detail = "the originals of these placeholders are kept nowhere: " + (
+                "this server has no encryption key configured (MEMORIA_SECRETS__KEYS), so redaction "
+                "keeps nothing"
+                if not self._vault.keeps_originals
+                else "they were redacted while no encryption key was configured, or the text held "
+                "them as placeholders already"
+            )
+        return MemorySecrets(
+            memory_id=memory_id,
+            secrets=[
+                SecretOriginal(
+                    placeholder=placeholder(secret.kind, secret.number),
+                    kind=secret.kind,
+                    number=secret.number,
+                    original=secret.original,
+                )
+                for secret in opened
+            ],
+            originals_kept=not not_kept,
+            not_kept=not_kept,
+            detail=detail,
+        )
 
     async def delete(self, user_id: int, memory_id: int, purge: bool = False) -> None:
         """Soft delete or purge; the memory's concept-graph evidence goes in the same transaction.
@@ -295,11 +465,17 @@ class MemoryService:
         first deadlocked with the worker indexing a just-stored memory (issue #15). A purge
         cascades the memory's pending jobs away; a soft-deleted memory's jobs end as no-ops."""
         async with self._db.write.acquire() as conn, conn.transaction():
-            namespace_id = await conn.fetchval(sql.OWNED_NAMESPACE, memory_id, user_id)
-            if namespace_id is None:
-                raise NotFound(f"memory {memory_id} not found")
+            row = await conn.fetchrow(sql.OWNED_NAMESPACE, memory_id, user_id)
+            namespace_id = writable_namespace(row, f"memory {memory_id}")  # 404, or 403 if read-only
+            internal_id: int = row["id"]  # `memory_id` is the public id; the writes use this one
             await lock_graph(conn, {namespace_id})
-            if await conn.fetchval(sql.LOCK_OWNED_MEMORY, memory_id) is None:
+            if await conn.fetchval(sql.LOCK_OWNED_MEMORY, internal_id) is None:
                 raise NotFound(f"memory {memory_id} not found")  # purged while we waited
-            await unlink_memories(conn, [memory_id])
-            await conn.execute(sql.PURGE if purge else sql.SOFT_DELETE, memory_id, user_id)
+            await unlink_memories(conn, [internal_id])
+            await conn.execute(sql.PURGE if purge else sql.SOFT_DELETE, internal_id, user_id)
+
+    async def internal_ids(self, public_ids: Sequence[int]) -> Sequence[int]:
+        """The internal ids of memories given by public id (unknown ones left out), for in-process
+        tools that hand what `store` answered to internal machinery, such as the benchmarks' graph
+        indexing. Never for a caller of the API: it takes and answers public ids only."""
+        return [r["id"] for r in await self._db.write.fetch(sql.INTERNAL_IDS, list(public_ids))]

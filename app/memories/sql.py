@@ -1,8 +1,18 @@
-"""SQL of the memory CRUD paths, kept in one place. Every query is scoped to the caller's user."""
+"""SQL of the memory CRUD paths, kept in one place. Every query is scoped to the caller's user:
+their own namespaces, and the namespaces shared with them (changes only with a `write` share).
+
+A memory has two ids. The API only ever shows and takes `public_id` (random, see migration 0008),
+which says nothing about anyone else's stores; the identity `id`, a counter shared by every tenant,
+stays internal (jobs, graph links, sealed secrets). Queries that take an id from a caller take the
+public one and answer the internal one beside it for the writes that follow; `MEMORY_COLUMNS`
+names the public one `id`, the field the API answers with."""
+
+from app.namespaces.sql import seen_namespaces, writable_namespaces
 
 MEMORY_COLUMNS = """
-    m.id, n.name AS namespace, m.content, m.category, m.tags, m.importance, m.expanded_keywords,
-    m.is_sensitive, m.source, m.metadata, m.embedding_model, m.created_at, m.updated_at, m.deleted_at
+    m.public_id AS id, n.name AS namespace, m.content, m.category, m.tags, m.importance, m.expanded_keywords,
+    m.is_sensitive, m.has_secrets, m.source, m.metadata, m.embedding_model, m.created_at, m.updated_at,
+    m.deleted_at
 """
 
 EXISTING_HASHES = """
@@ -14,55 +24,75 @@ WHERE deleted_at IS NULL
   )
 """
 
+# No conflict target: DO NOTHING covers both unique indexes. Nothing returned means the namespace
+# holds this content already (LIVE_ID_BY_HASH finds it), or else, about once in 2^53 / rows
+# inserts, that the public id drawn is taken: inserting again draws another.
 INSERT_MEMORY = """
 INSERT INTO memories (
-    namespace_id, content, category, tags, importance, expanded_keywords,
-    is_sensitive, source, metadata, content_hash, embedding, embedding_model
+    namespace_id, content_hash, content, category, tags, importance, expanded_keywords,
+    is_sensitive, source, metadata, embedding, embedding_model, has_secrets
 )
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-ON CONFLICT (namespace_id, content_hash) WHERE deleted_at IS NULL DO NOTHING
-RETURNING id
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+ON CONFLICT DO NOTHING
+RETURNING id, public_id
 """
 
 LIVE_ID_BY_HASH = """
-SELECT id FROM memories WHERE namespace_id = $1 AND content_hash = $2 AND deleted_at IS NULL
+SELECT id, public_id FROM memories WHERE namespace_id = $1 AND content_hash = $2 AND deleted_at IS NULL
 """
 
+# `n.name` is the namespace as the caller calls it (`@owner/name` when it is shared with them).
 GET_MEMORY = f"""
 SELECT {MEMORY_COLUMNS}
-FROM memories m JOIN namespaces n ON n.id = m.namespace_id
-WHERE m.id = $1 AND n.user_id = $2 AND (m.deleted_at IS NULL OR $3)
+FROM memories m JOIN ({seen_namespaces("$2")}) n ON n.id = m.namespace_id
+WHERE m.public_id = $1 AND (m.deleted_at IS NULL OR ($3 AND n.owned))
 """
 
-# Keyset pagination over (created_at, id) descending: stable under concurrent inserts.
+# Keyset pagination over (created_at, id) descending: stable under concurrent inserts. Without
+# namespaces ($2 NULL): the user's own; shared ones only when named (ids resolved for this user).
+# The second namespace clause repeats the first on `m`: a custom plan then reads the named
+# namespaces through their index instead of joining the table.
+# The cursor carries the last item's created_at and PUBLIC id ($10, $11); its internal id, which
+# orders memories stored together (one created_at), is looked up here, among memories the caller
+# can see. A cursor whose memory was purged since resolves to no id: the page then starts at the
+# first memory of its created_at again, so a batch's memories may repeat but none is skipped.
 LIST_MEMORIES = f"""
+WITH page_after AS (
+    SELECT coalesce(
+        (SELECT m.id FROM memories m
+         WHERE m.public_id = $11 AND m.namespace_id IN (SELECT id FROM ({seen_namespaces("$1")}) s)),
+        9223372036854775807
+    ) AS id
+)
 SELECT {MEMORY_COLUMNS}
-FROM memories m JOIN namespaces n ON n.id = m.namespace_id
-WHERE n.user_id = $1
+FROM memories m JOIN ({seen_namespaces("$1")}) n ON n.id = m.namespace_id
+WHERE (CASE WHEN $2::bigint[] IS NULL THEN n.owned ELSE n.id = ANY($2) END)
   AND ($2::bigint[] IS NULL OR m.namespace_id = ANY($2))
   AND ($3::text IS NULL OR m.category = $3)
   AND ($4::text[] IS NULL OR (CASE WHEN $5 THEN m.tags @> $4 ELSE m.tags && $4 END))
   AND ($6::timestamptz IS NULL OR m.created_at >= $6)
   AND ($7::timestamptz IS NULL OR m.created_at < $7)
-  AND (m.deleted_at IS NULL OR $8)
+  AND (m.deleted_at IS NULL OR ($8 AND n.owned))
   AND (NOT m.is_sensitive OR $9)
-  AND ($10::timestamptz IS NULL OR (m.created_at, m.id) < ($10, $11::bigint))
+  AND ($10::timestamptz IS NULL OR (m.created_at, m.id) < ($10, (SELECT id FROM page_after)))
 ORDER BY m.created_at DESC, m.id DESC
 LIMIT $12
 """
 
-# The namespace of a live memory the user owns, read without a lock: a writer that touches the
-# graph takes the namespace's graph lock before it locks the memory row (a memory never moves).
-LIVE_NAMESPACE = """
-SELECT m.namespace_id
-FROM memories m JOIN namespaces n ON n.id = m.namespace_id
-WHERE m.id = $1 AND n.user_id = $2 AND m.deleted_at IS NULL
+# The internal id and namespace of a live memory (by public id) the user can see, and whether they
+# may change it (theirs, or shared with them for writing), read without a lock: a writer that
+# touches the graph takes the namespace's graph lock before it locks the memory row (a memory never
+# moves).
+LIVE_NAMESPACE = f"""
+SELECT m.id, m.namespace_id, n.writable
+FROM memories m JOIN ({seen_namespaces("$2")}) n ON n.id = m.namespace_id
+WHERE m.public_id = $1 AND m.deleted_at IS NULL
 """
 
-LOCK_MEMORY = """
+LOCK_MEMORY = f"""
 SELECT m.id, m.namespace_id, m.content_hash, m.content
-FROM memories m JOIN namespaces n ON n.id = m.namespace_id
-WHERE m.id = $1 AND n.user_id = $2 AND m.deleted_at IS NULL
+FROM memories m
+WHERE m.id = $1 AND m.deleted_at IS NULL AND m.namespace_id IN ({writable_namespaces("$2")})
 FOR UPDATE OF m
 """
 
@@ -80,16 +110,63 @@ UPDATE memories SET
     is_sensitive      = coalesce($13, is_sensitive),
     source            = CASE WHEN $14 THEN $15 ELSE source END,
     metadata          = coalesce($16, metadata),
+    has_secrets       = $17,
     updated_at        = now()
 WHERE id = $1
 RETURNING is_sensitive, embedding IS NULL AS unembedded
 """
 
-# The namespace of a memory the user owns (deleted or not), read without a lock (see LIVE_NAMESPACE).
-OWNED_NAMESPACE = """
-SELECT m.namespace_id
+# The free-text fields of a memory the caller has just locked (LOCK_MEMORY): what an edit's
+# redaction numbers after and merges with.
+LOCKED_TEXT = """
+SELECT content, category, tags, expanded_keywords, source, metadata FROM memories WHERE id = $1
+"""
+
+# A live memory (by public id) in one of the caller's OWN namespaces (never a shared one): the
+# sealed originals of its credentials are for its owner alone.
+OWNED_LIVE_TEXT = """
+SELECT m.id, m.content, m.category, m.tags, m.expanded_keywords, m.source, m.metadata
 FROM memories m JOIN namespaces n ON n.id = m.namespace_id
-WHERE m.id = $1 AND n.user_id = $2
+WHERE m.public_id = $1 AND n.user_id = $2 AND m.deleted_at IS NULL
+"""
+
+AUDIT_READ = """
+INSERT INTO secret_reads (memory_id, user_id, key_id, secrets, client) VALUES ($1, $2, $3, $4, $5)
+"""
+
+# `memoria secrets scan`: every memory (deleted ones too: they still hold their text), by id.
+SCAN_COLUMNS = """
+    id, namespace_id, content, category, tags, expanded_keywords, source, metadata, is_sensitive,
+    deleted_at IS NOT NULL AS deleted
+"""
+SCAN_BATCH = f"SELECT {SCAN_COLUMNS} FROM memories WHERE id > $1 ORDER BY id LIMIT $2"
+
+# The same rows again, locked, after their namespaces' graph locks (the lock order of every writer).
+SCAN_LOCK = f"SELECT {SCAN_COLUMNS} FROM memories WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE"
+
+# A live memory other than $3 with this content in the namespace: the redacted text duplicates it.
+LIVE_TWIN = """
+SELECT id FROM memories
+WHERE namespace_id = $1 AND content_hash = $2 AND deleted_at IS NULL AND id <> $3
+"""
+
+# A memory stored in clear, redacted in place. Its vector was computed on the clear text, so it goes
+# (an embedding job computes the new one); $9: it duplicates a live memory once redacted, and so is
+# deleted as a store would have answered `duplicate`.
+REDACT_STORED = """
+UPDATE memories SET
+    content = $2, category = $3, tags = $4, expanded_keywords = $5, source = $6, metadata = $7,
+    content_hash = $8, has_secrets = true, embedding = NULL, embedding_model = NULL,
+    deleted_at = CASE WHEN $9 THEN coalesce(deleted_at, now()) ELSE deleted_at END,
+    updated_at = now()
+WHERE id = $1
+"""
+
+# LIVE_NAMESPACE for a memory deleted or not.
+OWNED_NAMESPACE = f"""
+SELECT m.id, m.namespace_id, n.writable
+FROM memories m JOIN ({seen_namespaces("$2")}) n ON n.id = m.namespace_id
+WHERE m.public_id = $1
 """
 
 # Taken after the namespace's graph lock; NULL when a purge removed the memory meanwhile.
@@ -97,15 +174,21 @@ LOCK_OWNED_MEMORY = """
 SELECT id FROM memories WHERE id = $1 FOR UPDATE
 """
 
-SOFT_DELETE = """
+SOFT_DELETE = f"""
 UPDATE memories m SET deleted_at = coalesce(m.deleted_at, now()), updated_at = now()
-FROM namespaces n
-WHERE n.id = m.namespace_id AND m.id = $1 AND n.user_id = $2
+WHERE m.id = $1 AND m.namespace_id IN ({writable_namespaces("$2")})
 RETURNING m.id
 """
 
-PURGE = """
-DELETE FROM memories m USING namespaces n
-WHERE n.id = m.namespace_id AND m.id = $1 AND n.user_id = $2
+PURGE = f"""
+DELETE FROM memories m
+WHERE m.id = $1 AND m.namespace_id IN ({writable_namespaces("$2")})
 RETURNING m.id
+"""
+
+# Internal ids by public id, in the order asked (for in-process tools: see MemoryService.internal_ids).
+INTERNAL_IDS = """
+SELECT m.id FROM unnest($1::bigint[]) WITH ORDINALITY AS p (public_id, ord)
+JOIN memories m ON m.public_id = p.public_id
+ORDER BY p.ord
 """

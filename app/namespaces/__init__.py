@@ -1,15 +1,26 @@
-"""Namespaces: a user's separate memory stores (one per project or repository)."""
+"""Namespaces: a user's separate memory stores (one per project or repository), which their owner
+can share with other users (read, or read and write)."""
 
 from app.namespaces.service import (
+    Namespace,
+    ReadOnlyShare,
     ensure_namespaces,
     list_namespaces,
     resolve_namespaces,
+    resolve_scope,
+    shared_address,
     validate_namespace_name,
+    writable_namespace,
 )
 
 __all__ = [
+    "Namespace",
+    "ReadOnlyShare",
     "ensure_namespaces",
     "list_namespaces",
     "resolve_namespaces",
+    "resolve_scope",
+    "shared_address",
     "validate_namespace_name",
+    "writable_namespace",
 ]

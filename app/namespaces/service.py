@@ -1,75 +1,141 @@
-"""Namespace lookup and creation, always scoped to one user.
+"""Namespace lookup and creation, always on behalf of one user.
 
-Writes create a namespace on first use (agents derive names from repositories); reads of a name
-the user does not own answer 404, the same as a name that does not exist at all.
+A user's own namespaces are called by their names; a namespace another user shared with them by
+its address `@owner/name` (an own name starts with a letter or digit, so the two never clash).
+Writes create an own namespace on first use (agents derive names from repositories), never a
+namespace in another user's account. Reads of a name the user cannot read answer 404, the same as
+a name that does not exist at all; a write into a namespace shared read-only answers 403. Every
+lookup asks the database, so a revoked share stops working at the next request.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import asyncpg
 
-from app.errors import InvalidInput, NotFound
+from app.errors import ApiError, InvalidInput, NotFound
+from app.namespaces import sql
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}$")
+# `@owner/name`: the owner up to the first slash (user names with a slash cannot share, see
+# app/namespaces/shares.py), then an own name.
+_ADDRESS = re.compile(r"^@([^/\x00-\x1f\x7f]{1,128})/(.+)$", re.DOTALL)
+
+
+class ReadOnlyShare(ApiError):
+    """A write into a namespace the caller may only read. 403 rather than 404: the caller can read
+    the namespace, so the answer tells them nothing new, and a 404 would read as "not there"."""
+
+    status_code = 403
 
 
 def validate_namespace_name(name: str) -> str:
-    if not _NAME.fullmatch(name):
-        raise InvalidInput(
-            f"invalid namespace {name[:80]!r}: 1-200 characters, letters, digits and ._:/@+- "
-            "(starting with a letter or digit)"
-        )
-    return name
-
-
-_USER_NAMESPACES = """
-SELECT name, id FROM namespaces
-WHERE user_id = $1 AND ($2::text[] IS NULL OR name = ANY($2::text[]))
-ORDER BY id
-"""
-
-
-async def ensure_namespaces(conn: asyncpg.Connection, user_id: int, names: Iterable[str]) -> dict[str, int]:
-    """Return {name: id}, creating the namespaces that do not exist yet."""
-    wanted = sorted({validate_namespace_name(n) for n in names})
-    await conn.execute(
-        "INSERT INTO namespaces (user_id, name) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING",
-        user_id,
-        wanted,
+    """`name` when it is an own namespace name or a shared namespace's address; 422 otherwise."""
+    if is_own_name(name) or shared_address(name) is not None:
+        return name
+    raise InvalidInput(
+        f"invalid namespace {name[:80]!r}: 1-200 characters, letters, digits and ._:/@+- "
+        "(starting with a letter or digit), or @owner/name for a namespace shared with you"
     )
-    rows = await conn.fetch(_USER_NAMESPACES, user_id, wanted)
-    return {r["name"]: r["id"] for r in rows}
 
 
-async def resolve_namespaces(
-    conn: asyncpg.Connection | asyncpg.Pool, user_id: int, names: Sequence[str] | None
-) -> list[int]:
-    """Ids of the user's namespaces called `names`, in that order, or of every namespace the user
-    owns (in id order) when `names` is None; 404 naming the first unknown one."""
-    wanted = None if names is None else [validate_namespace_name(name) for name in names]
-    rows = await conn.fetch(_USER_NAMESPACES, user_id, wanted)
-    found = {r["name"]: r["id"] for r in rows}
-    if wanted is None:
-        return list(found.values())
+def is_own_name(name: str) -> bool:
+    """Whether `name` is a valid name for a namespace of one's own (not an `@owner/name` address)."""
+    return _NAME.fullmatch(name) is not None
+
+
+def address_of(owner: str, namespace: str) -> str:
+    """What a grantee calls `owner`'s shared `namespace` (app/namespaces/sql.py spells it in SQL)."""
+    return f"@{owner}/{namespace}"
+
+
+def shared_address(name: str) -> tuple[str, str] | None:
+    """(owner, namespace) of an address `@owner/namespace`, or None when `name` is not one."""
+    match = _ADDRESS.fullmatch(name)
+    if match is None or not is_own_name(match[2]):
+        return None
+    return match[1], match[2]
+
+
+@dataclass(frozen=True, slots=True)
+class Namespace:
+    id: int
+    name: str
+    """As the caller calls it: its name when theirs, `@owner/name` when shared with them."""
+
+
+async def resolve_scope(
+    conn: asyncpg.Connection | asyncpg.Pool,
+    user_id: int,
+    names: Sequence[str] | None,
+    *,
+    write: bool = False,
+) -> list[Namespace]:
+    """The namespaces called `names`, in that order; every namespace the user owns (in id order)
+    when `names` is None. Shared namespaces are in scope only when named. 404 naming the first
+    name the user cannot read; with `write`, 403 naming the first one shared with them read-only.
+
+    The common case (own names only) is one indexed query; a shared address adds one more."""
+    if names is None:
+        return [Namespace(r["id"], r["name"]) for r in await conn.fetch(sql.OWN_NAMESPACES, user_id, None)]
+    wanted = [validate_namespace_name(name) for name in names]
+    addresses = {name: parts for name in wanted if (parts := shared_address(name)) is not None}
+    own = [name for name in wanted if name not in addresses]
+    found = {r["name"]: r["id"] for r in await conn.fetch(sql.OWN_NAMESPACES, user_id, own)} if own else {}
+    read_only: set[str] = set()
+    if addresses:
+        owners, shared = zip(*addresses.values(), strict=True)
+        for row in await conn.fetch(sql.SHARED_NAMESPACES, user_id, list(owners), list(shared)):
+            address = address_of(row["owner"], row["name"])
+            found[address] = row["id"]
+            if row["permission"] != "write":
+                read_only.add(address)
     for name in wanted:
         if name not in found:
             raise NotFound(f"namespace {name!r} not found")
-    return [found[name] for name in wanted]
+        if write and name in read_only:
+            raise ReadOnlyShare(f"namespace {name!r} is shared with you read-only")
+    return [Namespace(found[name], name) for name in wanted]
+
+
+async def resolve_namespaces(
+    conn: asyncpg.Connection | asyncpg.Pool,
+    user_id: int,
+    names: Sequence[str] | None,
+    *,
+    write: bool = False,
+) -> list[int]:
+    """The ids of `resolve_scope`."""
+    return [namespace.id for namespace in await resolve_scope(conn, user_id, names, write=write)]
+
+
+async def ensure_namespaces(conn: asyncpg.Connection, user_id: int, names: Iterable[str]) -> dict[str, int]:
+    """{name: id} of namespaces to write into: own ones, created when they do not exist yet, and
+    shared ones, which must exist and be shared with the user for writing (404 / 403)."""
+    wanted = sorted({validate_namespace_name(n) for n in names})
+    shared = [name for name in wanted if shared_address(name) is not None]
+    own = [name for name in wanted if name not in shared]
+    ids = {ns.name: ns.id for ns in await resolve_scope(conn, user_id, shared, write=True)} if shared else {}
+    if own:
+        await conn.execute(sql.CREATE_NAMESPACES, user_id, own)
+        ids |= {r["name"]: r["id"] for r in await conn.fetch(sql.OWN_NAMESPACES, user_id, own)}
+    return ids
+
+
+def writable_namespace(row: asyncpg.Record | None, what: str) -> int:
+    """The namespace id of a (namespace_id, writable) row the caller looked up to change `what`:
+    404 when they cannot see it at all, 403 when they see it through a read-only share."""
+    if row is None:
+        raise NotFound(f"{what} not found")
+    if not row["writable"]:
+        raise ReadOnlyShare(f"{what} is in a namespace shared with you read-only")
+    namespace_id: int = row["namespace_id"]
+    return namespace_id
 
 
 async def list_namespaces(conn: asyncpg.Connection | asyncpg.Pool, user_id: int) -> list[asyncpg.Record]:
-    return list(
-        await conn.fetch(
-            """
-            SELECT n.name, n.created_at,
-                   count(m.id) FILTER (WHERE m.deleted_at IS NULL) AS memories
-            FROM namespaces n LEFT JOIN memories m ON m.namespace_id = n.id
-            WHERE n.user_id = $1
-            GROUP BY n.id ORDER BY n.name
-            """,
-            user_id,
-        )
-    )
+    """The user's own namespaces with their live memory counts (shares: app/namespaces/shares.py)."""
+    return list(await conn.fetch(sql.LIST_NAMESPACES, user_id))

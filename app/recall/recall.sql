@@ -458,13 +458,17 @@ ranked AS (
     ORDER BY final_score DESC, f.id
     LIMIT :limit
 )
-SELECT r.id, n.name AS namespace, m.content, m.category, m.tags, m.importance, m.is_sensitive,
+-- A hit's namespace is named as the caller calls it, from the names resolved with the scope: its
+-- name when it is theirs, `@owner/name` when it is shared with them. Its id is the public one (the
+-- identity, a counter shared by every tenant, stays internal: it still breaks ties above).
+SELECT m.public_id AS id,
+       (:namespace_names::text[])[array_position(:namespace_ids::bigint[], m.namespace_id)] AS namespace,
+       m.content, m.category, m.tags, m.importance, m.is_sensitive,
        m.created_at, r.lexical_rank, r.lexical_score, r.dense_rank, r.dense_distance,
        r.graph_rank, r.graph_path, r.fused_score, r.final_score
 FROM ranked r
 -- [by id]
 CROSS JOIN LATERAL (SELECT * FROM memories WHERE id = r.id OFFSET 0) m
-JOIN namespaces n ON n.id = m.namespace_id
 ORDER BY
     CASE WHEN :sort::text = 'importance' THEN r.importance END DESC NULLS LAST,
     CASE WHEN :sort::text = 'recency' THEN r.created_at END DESC NULLS LAST,

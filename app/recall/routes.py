@@ -10,6 +10,7 @@ from litestar.params import JSONBody
 from litestar.status_codes import HTTP_200_OK
 
 from app.auth import AuthUser
+from app.auth.scopes import READ, SCOPE_OPT
 from app.errors import problem
 from app.recall.schemas import RecallRequest, RecallResponse
 from app.recall.service import RecallService
@@ -20,6 +21,7 @@ from app.recall.service import RecallService
     status_code=HTTP_200_OK,
     tags=["recall"],
     summary="Hybrid recall (lexical + dense, RRF)",
+    opt={SCOPE_OPT: READ},  # a POST that only reads: a read-only key may recall
     responses={404: problem("A `namespace` or `namespaces` entry you do not have")},
 )
 async def recall_memories(

@@ -69,6 +69,7 @@ class HitExplanation(msgspec.Struct, kw_only=True):
 
 class RecallHit(msgspec.Struct, kw_only=True):
     id: int
+    """The memory's public id, as the memory routes take it (random: not a counter)."""
     namespace: str
     content: str
     category: str | None

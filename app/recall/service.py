@@ -19,7 +19,7 @@ from app.embeddings import Embedder, EmbeddingError, Vector
 from app.errors import InvalidInput
 from app.graph import query_concept_names
 from app.graph.settings import GraphSettings
-from app.namespaces import resolve_namespaces, validate_namespace_name
+from app.namespaces import Namespace, resolve_scope, validate_namespace_name
 from app.recall.legs import LegPlan
 from app.recall.lexemes import CommonLexemes
 from app.recall.schemas import (
@@ -92,7 +92,8 @@ class RecallService:
             return None, plan.without_query_vector(type(exc).__name__)
 
     def _validate(self, request: RecallRequest) -> list[str] | None:
-        """The namespaces named, each once, or None for all of the caller's."""
+        """The namespaces named, each once, or None for all of the caller's own (a namespace
+        shared with the caller is in scope only when named, as `@owner/name`)."""
         if "\x00" in request.query or "\x00" in (request.expanded_query or ""):
             raise InvalidInput("query contains a NUL character")
         if not request.query.strip():
@@ -116,27 +117,28 @@ class RecallService:
         plan = LegPlan.for_request(request.weights, self._settings, self._graph)
         # The model works in its thread while this one opens the transaction and resolves the scope.
         embedding = asyncio.ensure_future(self._embed_query(request.query, plan))
-        scope: tuple[list[int], bool, list[str]] | None = None  # set once the statement is about to run
+        scope: tuple[list[Namespace], bool, list[str]] | None = None  # set once the statement is about to run
         legs: dict[str, str] | None = None
         try:
             async with self._db.read.acquire() as conn, read_only_transaction(conn, self._set_local_now()):
                 # In id order: the per-namespace reads cap their candidates in scope order, so one
-                # scope always reads the same way.
-                namespace_ids = sorted(await resolve_namespaces(conn, user_id, names))
-                small_scope = await self._scope_sizes.is_small(conn, namespace_ids)
+                # scope always reads the same way. Resolved here, at every request: a revoked share
+                # is out of scope at once.
+                namespaces = sorted(await resolve_scope(conn, user_id, names), key=lambda ns: ns.id)
+                small_scope = await self._scope_sizes.is_small(conn, [ns.id for ns in namespaces])
                 common_lexemes = await self._common_lexemes.get(conn)
                 query_vec, plan = await embedding
-                args = self._args(request, tags, plan, query_vec, namespace_ids, small_scope, common_lexemes)
-                scope = (namespace_ids, small_scope, common_lexemes)
+                args = self._args(request, tags, plan, query_vec, namespaces, small_scope, common_lexemes)
+                scope = (namespaces, small_scope, common_lexemes)
                 rows = await conn.fetch(recall_statement(), *args.values())
         except asyncpg.QueryCanceledError:
             fallback = self._lexical_fallback(plan) if scope is not None else None
             if fallback is None or scope is None:
                 raise  # nothing cheaper to fall back on, or no time left for it: 503
             log.warning("recall statement hit its statement_timeout; answering from the lexical leg alone")
-            namespace_ids, small_scope, common_lexemes = scope
+            namespaces, small_scope, common_lexemes = scope
             lexical, legs = fallback
-            args = self._args(request, tags, lexical, None, namespace_ids, small_scope, common_lexemes)
+            args = self._args(request, tags, lexical, None, namespaces, small_scope, common_lexemes)
             async with self._db.read.acquire() as conn, read_only_transaction(conn, self._set_local_now()):
                 rows = await conn.fetch(recall_statement(), *args.values())
             plan = lexical
@@ -177,7 +179,7 @@ class RecallService:
         tags: list[str] | None,
         plan: LegPlan,
         query_vec: Vector | None,
-        namespace_ids: list[int],
+        namespaces: list[Namespace],
         small_scope: bool,
         common_lexemes: list[str],
     ) -> RecallArgs:
@@ -187,7 +189,7 @@ class RecallService:
             common_lexemes=common_lexemes,
             expanded_query=request.expanded_query,
             small_scope=small_scope,
-            namespace_ids=namespace_ids,
+            namespace_ids=[ns.id for ns in namespaces],
             include_sensitive=filters.include_sensitive,
             category=filters.category,
             tags=tags,
@@ -215,6 +217,7 @@ class RecallService:
             rrf_k=self._settings.rrf_k,
             importance_prior=self._settings.importance_prior,
             limit=request.limit,
+            namespace_names=[ns.name for ns in namespaces],
             sort=request.sort,
         )
 

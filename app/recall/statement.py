@@ -52,6 +52,7 @@ class RecallArgs:
     rrf_k: int
     importance_prior: float
     limit: int
+    namespace_names: list[str]  # what the caller calls each of namespace_ids (`@owner/name` if shared)
     sort: Sort
 
     def __post_init__(self) -> None:
@@ -61,6 +62,8 @@ class RecallArgs:
         object.__setattr__(self, "row_filters", any(value is not None for value in filtering))
         if self.query_vec is None and (self.w_dense > 0 or self.graph_seed_neighbors > 0):
             raise ValueError("the dense leg and concept-embedding seeds need a query vector")
+        if len(self.namespace_names) != len(self.namespace_ids):
+            raise ValueError("every namespace in scope needs the name it is shown by, and only those")
 
     def values(self) -> tuple[object, ...]:
         """The arguments in `$n` order, for `conn.fetch(statement, *args.values())`."""

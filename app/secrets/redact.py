@@ -10,7 +10,7 @@ present, so a stored original never changes the placeholder it answers to.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -72,8 +72,9 @@ class Redacted:
 class _Numbering:
     """Numbers of one memory: the same original keeps its number; new ones follow the highest seen."""
 
-    def __init__(self, texts: Sequence[str]) -> None:
-        self._next = max((n for text in texts for n in placeholders_in(text)), default=0) + 1
+    def __init__(self, texts: Sequence[str], used: Iterable[int] = ()) -> None:
+        present = (n for text in texts for n in placeholders_in(text))
+        self._next = max((*used, *present), default=0) + 1
         self._of: dict[str, int] = {}
 
     def number(self, original: str) -> int:
@@ -109,10 +110,14 @@ def redact(text: str, detector: Detector = DEFAULT_DETECTOR) -> Redacted:
     return _apply(detector, text, _Numbering((text,)))
 
 
-def redact_all(texts: Sequence[str], detector: Detector = DEFAULT_DETECTOR) -> list[Redacted]:
+def redact_all(
+    texts: Sequence[str], detector: Detector = DEFAULT_DETECTOR, *, used: Iterable[int] = ()
+) -> list[Redacted]:
     """The texts of one memory (content, expanded keywords, …) redacted with one numbering, so a
-    credential in two fields is one placeholder number and one sealed original."""
-    numbering = _Numbering(texts)
+    credential in two fields is one placeholder number and one sealed original. `used`: numbers
+    the memory already holds outside `texts` (an edit's untouched or replaced fields): new
+    credentials are numbered after them, so a number never changes what it stands for."""
+    numbering = _Numbering(texts, used)
     return [_apply(detector, text, numbering) for text in texts]
 
 

@@ -185,6 +185,11 @@ module "memoria" {
   extra_env            = var.extra_env
   extra_secret_env     = var.extra_secret_env
 
+  secrets_encryption_keys      = var.secrets_encryption_keys
+  secrets_active_key_id        = var.secrets_active_key_id
+  secrets_keys_existing_secret = var.secrets_keys_existing_secret
+  trusted_proxies              = var.trusted_proxies
+
   api_ingress_namespaces = var.api_ingress_namespaces
   dns_namespace          = var.dns_namespace
   dns_pod_labels         = var.dns_pod_labels

@@ -647,6 +647,67 @@ variable "extra_secret_env" {
   default     = {}
 }
 
+# --- trust: encryption keys of redacted credentials, proxies in front of the API -------------------
+
+# Random keys are not valid UTF-8, so base64decode() (which returns a string) fails on them;
+# textdecodebase64(..., "ISO-8859-1") maps each byte to one character, so its length is the byte
+# count. The regex holds the key to the form the app's strict decoder takes (standard alphabet,
+# padded), which base64 of exactly 32 bytes always has.
+variable "secrets_encryption_keys" {
+  type        = map(string)
+  description = "Key id -> base64 of a 32-byte AES-256 key (`memoria secrets new-key`) sealing the originals of redacted credentials; stored in the app Secret as MEMORIA_SECRETS__KEYS, and in Terraform state. Empty (default) = the originals are kept nowhere. Prefer secrets_keys_existing_secret."
+  sensitive   = true
+  nullable    = false
+  default     = {}
+
+  validation {
+    condition     = alltrue([for id in keys(var.secrets_encryption_keys) : can(regex("^[A-Za-z0-9._-]{1,64}$", id))])
+    error_message = "secrets_encryption_keys: every key id must be 1-64 characters of A-Z a-z 0-9 . _ -"
+  }
+
+  validation {
+    condition = alltrue([
+      for key in values(var.secrets_encryption_keys) :
+      can(regex("^[A-Za-z0-9+/]{43}=$", key)) && try(length(textdecodebase64(key, "ISO-8859-1")), -1) == 32
+    ])
+    error_message = "secrets_encryption_keys: every key must be the base64 of 32 random bytes (`memoria secrets new-key` prints one)."
+  }
+}
+
+variable "secrets_active_key_id" {
+  type        = string
+  description = "Id of the key in secrets_encryption_keys that new originals are sealed under (MEMORIA_SECRETS__ACTIVE_KEY_ID); null = the only key. Required with several keys."
+  default     = null
+
+  validation {
+    condition     = var.secrets_active_key_id == null || can(regex("^[A-Za-z0-9._-]{1,64}$", var.secrets_active_key_id))
+    error_message = "secrets_active_key_id must be 1-64 characters of A-Z a-z 0-9 . _ -"
+  }
+}
+
+variable "secrets_keys_existing_secret" {
+  type        = string
+  description = "Name of a Secret you create in the namespace with the entries MEMORIA_SECRETS__KEYS (JSON map of key id -> base64 key) and optionally MEMORIA_SECRETS__ACTIVE_KEY_ID; keeps the keys out of Terraform state. Excludes secrets_encryption_keys and secrets_active_key_id."
+  default     = null
+
+  validation {
+    condition     = var.secrets_keys_existing_secret == null || can(regex("^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$", var.secrets_keys_existing_secret))
+    error_message = "secrets_keys_existing_secret must be a Kubernetes object name (lowercase DNS subdomain)."
+  }
+}
+
+variable "trusted_proxies" {
+  type        = list(string)
+  description = "CIDRs of the proxies in front of the API, i.e. the ingress controller's pod network (MEMORIA_AUTH__TRUSTED_PROXIES): the failed-authentication limit then counts the X-Forwarded-For client, not the proxy. Empty (default) = not set."
+  nullable    = false
+  default     = []
+
+  validation {
+    condition     = alltrue([for cidr in var.trusted_proxies : can(cidrhost(cidr, 0))])
+    error_message = "trusted_proxies must be CIDRs such as 10.244.0.0/16 (a single address is 10.0.0.7/32)."
+  }
+}
+
 # --- network --------------------------------------------------------------------------------------
 
 variable "api_ingress_namespaces" {

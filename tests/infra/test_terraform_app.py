@@ -198,14 +198,29 @@ def test_api_reads_settings_from_the_configmap_and_secrets_from_the_secret(
     assert tf.module(APP_MODULE).variables["voyage_api_key"]["sensitive"] is True
 
 
-def test_configmap_sets_only_settings_that_memoria_accepts(tf: TerraformProject) -> None:
-    """The app rejects unknown MEMORIA_* variables (extra="forbid"), so a typo would crash-loop pods."""
+def test_every_memoria_variable_the_deploy_sets_is_a_setting_memoria_accepts(tf: TerraformProject) -> None:
+    """The app rejects unknown MEMORIA_* variables (extra="forbid"), so a typo would crash-loop pods.
+
+    Every MEMORIA_<SECTION>__<FIELD> written anywhere in the app module counts: ConfigMap and Secret
+    entries, plain env values, entries read from an existing Secret, and the comments naming them."""
     from app.settings import Settings
 
     sections = Settings.model_fields
-    names = set(tf.module(APP_MODULE).locals["core_settings"])
-    names |= set(re.findall(r"\b(MEMORIA_[A-Z_]+)\s*=", tf.module(APP_MODULE).locals["settings"]))
-    names |= {"MEMORIA_DATABASE__URL", "MEMORIA_DATABASE__READ_URL"}
+    module_text = "\n".join(
+        path.read_text(encoding="utf-8") for path in tf.module(APP_MODULE).path.glob("*.tf")
+    )
+    names = set(re.findall(r"\bMEMORIA_[A-Z0-9]+__[A-Z0-9_]+\b", module_text))
+    names |= set(tf.module(APP_MODULE).locals["core_settings"])
+    # What the test must see, whatever the module's shape: database URLs (env), the embedding key
+    # (Secret), the encryption keys (Secret or an existing Secret), trusted proxies (ConfigMap).
+    assert {
+        "MEMORIA_DATABASE__URL",
+        "MEMORIA_DATABASE__READ_URL",
+        "MEMORIA_EMBEDDINGS__VOYAGE_API_KEY",
+        "MEMORIA_SECRETS__KEYS",
+        "MEMORIA_SECRETS__ACTIVE_KEY_ID",
+        "MEMORIA_AUTH__TRUSTED_PROXIES",
+    } <= names
     for name in sorted(n for n in names if n.startswith("MEMORIA_")):
         section, _, field = name.removeprefix("MEMORIA_").lower().partition("__")
         assert section in sections, f"{name}: no settings section {section}"

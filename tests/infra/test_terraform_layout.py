@@ -9,8 +9,9 @@ import pytest
 from .hcl_model import TERRAFORM_DIR, TerraformProject, load_hcl, strip_interpolation
 
 SECRET_NAME = re.compile(r"password|secret|api_key|token|access_key|credential", re.IGNORECASE)
-# ...except inputs that only *name* a Kubernetes Secret (ingress_tls_secret_name, *_credentials_secret).
-SECRET_REFERENCE = re.compile(r"(_name|_secret)$")
+# ...except inputs that only *name* a Kubernetes Secret (ingress_tls_secret_name, *_credentials_secret)
+# or which key is in use: the active key id is shown in plans so that a rotation can be reviewed.
+SECRET_REFERENCE = re.compile(r"(_name|_secret|^secrets_active_key_id)$")
 
 
 def test_every_terraform_file_parses_and_the_expected_modules_exist(tf: TerraformProject) -> None:
@@ -50,7 +51,12 @@ def test_secret_variables_are_marked_sensitive_and_have_no_default_value(tf: Ter
     ]
     names = {name for _, name, _ in secret_variables}
     # The secrets this deployment handles must exist as inputs in the first place.
-    assert {"voyage_api_key", "backup_s3_access_key_id", "backup_s3_secret_access_key"} <= names
+    assert {
+        "voyage_api_key",
+        "backup_s3_access_key_id",
+        "backup_s3_secret_access_key",
+        "secrets_encryption_keys",
+    } <= names
     for module, name, body in secret_variables:
         assert body.get("sensitive") is True, f"{module.name}: var.{name} must be sensitive = true"
         assert body.get("default") in (None, {}, ""), (

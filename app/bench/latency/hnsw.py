@@ -17,7 +17,7 @@ from app.recall.schemas import RecallRequest
 
 # The dense leg's population (live, not sensitive, embedded by this model), ranked exactly.
 _EXACT_SQL = """
-SELECT m.id FROM memories m
+SELECT m.public_id FROM memories m
 WHERE m.namespace_id = $1 AND m.deleted_at IS NULL AND m.is_sensitive = false
   AND m.embedding IS NOT NULL AND m.embedding_model = $4
 ORDER BY (m.embedding <=> $2::halfvec) + 0, m.id
@@ -51,7 +51,7 @@ async def hnsw_recall(
         async with db.read.acquire() as conn, conn.transaction(readonly=True):
             await conn.execute("SET LOCAL enable_indexscan = off")
             rows = await conn.fetch(_EXACT_SQL, scope.namespace_id, HalfVector(vector), 10, embedder.model_id)
-        exact = {r["id"] for r in rows}
+        exact = {r["public_id"] for r in rows}  # the ids recall answers
         scores.append(len(approximate & exact) / max(len(exact), 1))
     values = np.asarray(scores)
     # per-query recall varies a lot (most are 1.0, a few 0.8): 100 queries put the mean only within

@@ -5,6 +5,7 @@
 #   export TF_VAR_voyage_api_key=...                        # secrets via env, not in the file
 #   export TF_VAR_backup_s3_access_key_id=...
 #   export TF_VAR_backup_s3_secret_access_key=...
+#   kubectl -n memoria create secret generic memoria-encryption-keys ...   # see README
 #   terraform init
 #   terraform apply -target=helm_release.cnpg_operator -target=helm_release.barman_cloud_plugin
 #   terraform apply
@@ -79,6 +80,13 @@ ingress_annotations = {
   "cert-manager.io/cluster-issuer" = "letsencrypt"
 }
 api_ingress_namespaces = ["ingress-nginx", "agents"]
+# The ingress controller's pod network: failed-auth limits then count the X-Forwarded-For client,
+# not the controller (else one client with a wrong key locks out everyone behind the ingress).
+trusted_proxies = ["10.244.0.0/16"]
+
+# Encryption keys of redacted credentials, from a Secret created outside Terraform (README,
+# "Encryption keys"), so they never land in the Terraform state.
+secrets_keys_existing_secret = "memoria-encryption-keys"
 
 enable_pod_monitor   = true
 monitoring_namespace = "monitoring"

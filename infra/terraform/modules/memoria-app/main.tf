@@ -41,10 +41,14 @@ locals {
     { for k, v in { MEMORIA_EMBEDDINGS__MODEL = var.embeddings_model } : k => v if v != null },
     { for k, v in { MEMORIA_EMBEDDINGS__DIMENSION = var.embeddings_dimension } : k => tostring(v) if v != null },
     { for k, v in { MEMORIA_EMBEDDINGS__BASE_URL = var.embeddings_base_url } : k => v if v != null },
+    # Not secret, so it belongs here; unset (the app's default) when the list is empty.
+    { for k, v in { MEMORIA_AUTH__TRUSTED_PROXIES = var.trusted_proxies } : k => jsonencode(v) if length(v) > 0 },
     var.extra_env,
   )
 
   # The voyage client reads VOYAGE_API_KEY; Memoria's own setting is embeddings.voyage_api_key.
+  # The encryption keys go into the Secret too, never the ConfigMap; the active key id rides along
+  # so that a rotation (new key + new active id) changes one object and rolls the pods once.
   secret_env = merge(
     {
       for k, v in {
@@ -52,8 +56,17 @@ locals {
         MEMORIA_EMBEDDINGS__VOYAGE_API_KEY = var.voyage_api_key
       } : k => v if v != null
     },
+    { for k, v in { MEMORIA_SECRETS__KEYS = var.secrets_encryption_keys } : k => jsonencode(v) if length(v) > 0 },
+    { for k, v in { MEMORIA_SECRETS__ACTIVE_KEY_ID = var.secrets_active_key_id } : k => v if v != null },
     var.extra_secret_env,
   )
+
+  # With secrets_keys_existing_secret the keys come from a Secret Terraform does not manage, read
+  # entry by entry (name => optional): the keys must be there, the active key id may be.
+  existing_secret_env = var.secrets_keys_existing_secret == null ? {} : {
+    MEMORIA_SECRETS__KEYS          = false
+    MEMORIA_SECRETS__ACTIVE_KEY_ID = true
+  }
 
   # A new image gets a new migration Job (Jobs are immutable), which runs before the Deployment rolls.
   migration_job_name = "${var.name}-migrate-${substr(sha256(var.image), 0, 10)}"
@@ -94,6 +107,14 @@ resource "kubernetes_secret_v1" "memoria" {
     precondition {
       condition     = var.embeddings_provider != "voyage" || var.voyage_api_key != null
       error_message = "embeddings_provider = voyage needs voyage_api_key."
+    }
+    precondition {
+      condition     = var.secrets_keys_existing_secret == null || (length(var.secrets_encryption_keys) == 0 && var.secrets_active_key_id == null)
+      error_message = "secrets_keys_existing_secret excludes secrets_encryption_keys and secrets_active_key_id: put MEMORIA_SECRETS__KEYS and MEMORIA_SECRETS__ACTIVE_KEY_ID into that Secret."
+    }
+    precondition {
+      condition     = var.secrets_active_key_id == null ? length(var.secrets_encryption_keys) <= 1 : contains(keys(var.secrets_encryption_keys), var.secrets_active_key_id)
+      error_message = "secrets_active_key_id must be one of the ids in secrets_encryption_keys, and is required when there are several."
     }
   }
 }
@@ -309,6 +330,19 @@ resource "kubernetes_deployment_v1" "api" {
           env_from {
             secret_ref {
               name = kubernetes_secret_v1.memoria.metadata[0].name
+            }
+          }
+          dynamic "env" {
+            for_each = local.existing_secret_env
+            content {
+              name = env.key
+              value_from {
+                secret_key_ref {
+                  name     = var.secrets_keys_existing_secret
+                  key      = env.key
+                  optional = env.value
+                }
+              }
             }
           }
 

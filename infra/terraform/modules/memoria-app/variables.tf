@@ -189,6 +189,65 @@ variable "voyage_api_key" {
   default     = null
 }
 
+# Random keys are not valid UTF-8, so base64decode() (which returns a string) fails on them;
+# textdecodebase64(..., "ISO-8859-1") maps each byte to one character, so its length is the byte
+# count. The regex holds the key to the form the app's strict decoder takes (standard alphabet,
+# padded), which base64 of exactly 32 bytes always has.
+variable "secrets_encryption_keys" {
+  type        = map(string)
+  description = "MEMORIA_SECRETS__KEYS: key id -> base64 of a 32-byte AES-256 key that seals the originals of redacted credentials, stored in the app Secret. Empty = the originals are kept nowhere."
+  sensitive   = true
+  nullable    = false
+  default     = {}
+
+  validation {
+    condition     = alltrue([for id in keys(var.secrets_encryption_keys) : can(regex("^[A-Za-z0-9._-]{1,64}$", id))])
+    error_message = "secrets_encryption_keys: every key id must be 1-64 characters of A-Z a-z 0-9 . _ -"
+  }
+
+  validation {
+    condition = alltrue([
+      for key in values(var.secrets_encryption_keys) :
+      can(regex("^[A-Za-z0-9+/]{43}=$", key)) && try(length(textdecodebase64(key, "ISO-8859-1")), -1) == 32
+    ])
+    error_message = "secrets_encryption_keys: every key must be the base64 of 32 random bytes (`memoria secrets new-key` prints one)."
+  }
+}
+
+variable "secrets_active_key_id" {
+  type        = string
+  description = "MEMORIA_SECRETS__ACTIVE_KEY_ID: the key new originals are sealed under; null = the only key. Required with several keys."
+  default     = null
+
+  validation {
+    condition     = var.secrets_active_key_id == null || can(regex("^[A-Za-z0-9._-]{1,64}$", var.secrets_active_key_id))
+    error_message = "secrets_active_key_id must be 1-64 characters of A-Z a-z 0-9 . _ -"
+  }
+}
+
+variable "secrets_keys_existing_secret" {
+  type        = string
+  description = "Name of an existing Secret in the namespace holding MEMORIA_SECRETS__KEYS (and optionally MEMORIA_SECRETS__ACTIVE_KEY_ID), so the keys never pass through Terraform state. Excludes secrets_encryption_keys and secrets_active_key_id."
+  default     = null
+
+  validation {
+    condition     = var.secrets_keys_existing_secret == null || can(regex("^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$", var.secrets_keys_existing_secret))
+    error_message = "secrets_keys_existing_secret must be a Kubernetes object name (lowercase DNS subdomain)."
+  }
+}
+
+variable "trusted_proxies" {
+  type        = list(string)
+  description = "MEMORIA_AUTH__TRUSTED_PROXIES: CIDRs of the proxies in front of the API (the ingress controller's pods); requests from them count against the X-Forwarded-For address. Empty = not set (the peer address counts)."
+  nullable    = false
+  default     = []
+
+  validation {
+    condition     = alltrue([for cidr in var.trusted_proxies : can(cidrhost(cidr, 0))])
+    error_message = "trusted_proxies must be CIDRs such as 10.244.0.0/16 (a single address is 10.0.0.7/32)."
+  }
+}
+
 variable "extra_env" {
   type        = map(string)
   description = "Extra non-secret environment variables for the ConfigMap (MEMORIA_* names must be real settings: unknown ones are rejected at startup)."

@@ -1,0 +1,102 @@
+"""SQL of namespace lookup and sharing. A namespace belongs to one user; a share lets another user
+read it (`read`) or read and write it (`write`). Its owner calls it by its name, a grantee by its
+address `@owner/name`, the one way `shared_name` spells it."""
+
+
+def shared_name(owner: str, namespace: str) -> str:
+    """SQL for a shared namespace's address, from an owner's name column and a namespace's name column."""
+    return f"'@' || {owner} || '/' || {namespace}"
+
+
+def seen_namespaces(user: str) -> str:
+    """A subquery: every namespace the user `user` (a placeholder such as `$2`) may read, named as
+    that user calls it, with whether they own it and whether they may change its memories.
+
+    Own namespaces first, then those shared with them; a user never holds a share of their own
+    namespace, so each namespace appears once."""
+    return f"""
+    SELECT id, name, true AS owned, true AS writable FROM namespaces WHERE user_id = {user}
+    UNION ALL
+    SELECT shared.id, {shared_name("owner.name", "shared.name")}, false, share.permission = 'write'
+    FROM namespace_shares share
+    JOIN namespaces shared ON shared.id = share.namespace_id
+    JOIN users owner ON owner.id = shared.user_id
+    WHERE share.grantee_id = {user}
+    """
+
+
+def writable_namespaces(user: str) -> str:
+    """A subquery: the ids of the namespaces whose memories the user `user` may change."""
+    return f"""
+    SELECT id FROM namespaces WHERE user_id = {user}
+    UNION ALL
+    SELECT namespace_id FROM namespace_shares WHERE grantee_id = {user} AND permission = 'write'
+    """
+
+
+OWN_NAMESPACES = """
+SELECT name, id FROM namespaces
+WHERE user_id = $1 AND ($2::text[] IS NULL OR name = ANY($2::text[]))
+ORDER BY id
+"""
+
+CREATE_NAMESPACES = """
+INSERT INTO namespaces (user_id, name) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING
+"""
+
+# The namespaces shared with user $1 among the (owner, name) pairs $2/$3, with the permission held.
+SHARED_NAMESPACES = """
+SELECT owner.name AS owner, shared.name, shared.id, share.permission
+FROM namespace_shares share
+JOIN namespaces shared ON shared.id = share.namespace_id
+JOIN users owner ON owner.id = shared.user_id
+WHERE share.grantee_id = $1
+  AND (owner.name, shared.name) IN (SELECT * FROM unnest($2::text[], $3::text[]))
+"""
+
+LIST_NAMESPACES = """
+SELECT n.name, n.created_at,
+       count(m.id) FILTER (WHERE m.deleted_at IS NULL) AS memories
+FROM namespaces n LEFT JOIN memories m ON m.namespace_id = n.id
+WHERE n.user_id = $1
+GROUP BY n.id ORDER BY n.name
+"""
+
+USER_ID = "SELECT id FROM users WHERE name = $1"
+
+OWN_NAMESPACE_ID = "SELECT id FROM namespaces WHERE user_id = $1 AND name = $2"
+
+# A share changed to another permission keeps its creation time; `inserted` tells the two apart.
+GRANT = """
+INSERT INTO namespace_shares (namespace_id, grantee_id, permission)
+VALUES ($1, $2, $3)
+ON CONFLICT (namespace_id, grantee_id) DO UPDATE SET permission = EXCLUDED.permission
+RETURNING created_at, (xmax = 0) AS inserted
+"""
+
+REVOKE = """
+DELETE FROM namespace_shares share
+USING namespaces shared, users grantee
+WHERE shared.id = share.namespace_id AND grantee.id = share.grantee_id
+  AND shared.user_id = $1 AND shared.name = $2 AND grantee.name = $3
+RETURNING share.namespace_id
+"""
+
+SHARES_GRANTED = """
+SELECT shared.name AS namespace, grantee.name AS grantee, share.permission, share.created_at
+FROM namespace_shares share
+JOIN namespaces shared ON shared.id = share.namespace_id
+JOIN users grantee ON grantee.id = share.grantee_id
+WHERE shared.user_id = $1
+ORDER BY shared.name, grantee.name
+"""
+
+SHARES_RECEIVED = f"""
+SELECT {shared_name("owner.name", "shared.name")} AS namespace, owner.name AS owner,
+       share.permission, share.created_at
+FROM namespace_shares share
+JOIN namespaces shared ON shared.id = share.namespace_id
+JOIN users owner ON owner.id = shared.user_id
+WHERE share.grantee_id = $1
+ORDER BY owner.name, shared.name
+"""
