@@ -11,10 +11,12 @@ from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
-from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 
 from app.auth import ApiKeyMiddleware
+from app.auth.gate import Gate
+from app.auth.routes import get_me
+from app.auth.scopes import ADMIN, SCOPE_OPT
 from app.core.metrics import Metrics
 from app.db import create_database, head_revision
 from app.db.schema_check import check_embedding_dimension
@@ -29,12 +31,14 @@ from app.health import healthz, readyz
 from app.hooks.routes import hook_router
 from app.http import TYPE_DECODERS, ApiRequest, before_request
 from app.jobs import JobWorker
+from app.mcp.endpoint import McpEndpoint
 from app.memories import MemoryService
 from app.memories.routes import MemoryController
-from app.middleware import RequestDeadlineMiddleware
+from app.middleware import RequestDeadlineMiddleware, cors_config, security_headers
 from app.namespaces.routes import get_namespaces
+from app.namespaces.share_routes import share_routes
 from app.observability import RequestObserver, Scrape, metrics_route
-from app.openapi import OpenAPIJsonPlugin
+from app.openapi import LocalSwaggerUI, OpenAPIJsonPlugin
 from app.recall import RecallService
 from app.recall.routes import recall_memories
 from app.settings import Settings
@@ -84,7 +88,12 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
             app.state.embedder_ready = True
             app.state.embedder = model
             app.state.memory_service = MemoryService(
-                db, model, settings.memories, jobs=jobs.queue, index_graph=settings.graph.enabled
+                db,
+                model,
+                settings.memories,
+                jobs=jobs.queue,
+                index_graph=settings.graph.enabled,
+                secrets=settings.secrets,  # redaction on every write; originals sealed when keys are set
             )
             app.state.recall_service = RecallService(
                 db, model, settings.recall, settings.memories.tag_limits, settings.graph, metrics.recall
@@ -122,6 +131,8 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
         route_handlers=[
             MemoryController,
             get_namespaces,
+            get_me,
+            *share_routes({SCOPE_OPT: ADMIN}),  # managing shares needs an admin key
             recall_memories,
             GraphController,
             hook_router(settings.hooks),
@@ -135,9 +146,12 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
         },
     )
     operations = [metrics_route(settings.metrics.token)] if settings.metrics.token else []
+    # /mcp, the agent's memory tools: its session manager runs in a second lifespan, after the services exist
+    mcp = McpEndpoint(settings.mcp, settings.server.request_deadline_ms, settings.server.max_body_bytes)
+    mcp_routes, mcp_lifespans = ([mcp.route], [mcp.lifespan]) if settings.mcp.enabled else ([], [])
     app = Litestar(
-        route_handlers=[healthz, readyz, v1, *operations],
-        lifespan=[lifespan],
+        route_handlers=[healthz, readyz, v1, *operations, *mcp_routes],
+        lifespan=[lifespan, *mcp_lifespans],
         exception_handlers=EXCEPTION_HANDLERS,
         # outermost route middleware: the deadline covers authentication as well as the handler
         middleware=[
@@ -150,13 +164,15 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
         request_class=ApiRequest,  # strict JSON bodies (app/http.py)
         type_decoders=TYPE_DECODERS,
         before_request=before_request,
+        before_send=[security_headers],  # nosniff, no-store …: every answer, 404s and errors too
+        cors_config=cors_config(settings.server.cors_origins),  # None (off) unless origins are set
         request_max_body_size=settings.server.max_body_bytes,
         openapi_config=OpenAPIConfig(
             title="Memoria",
             version="0.1.0",
             description="Hybrid-search memory API for AI agents",
             path="/schema",
-            render_plugins=[SwaggerRenderPlugin(), OpenAPIJsonPlugin()],
+            render_plugins=[LocalSwaggerUI(), OpenAPIJsonPlugin()],  # assets served here, no CDN
             components=Components(
                 security_schemes={
                     "apiKey": SecurityScheme(
@@ -173,4 +189,5 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
     # before routing, so every request (404s too) gets a request id and is timed
     app.asgi_handler = RequestObserver(app.asgi_handler, metrics.http)
     app.state.metrics = metrics
+    app.state.gate = Gate(settings.auth, metrics.rate_limits)  # key lookup + rate limits, one statement
     return app

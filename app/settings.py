@@ -10,11 +10,13 @@ instead of being ignored.
 from __future__ import annotations
 
 import os
+import re
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from app.auth.settings import AuthSettings
 from app.client.settings import ClientSettings
 from app.core.settings import Section, describe_invalid
 from app.db.settings import DatabaseSettings
@@ -22,12 +24,14 @@ from app.embeddings.settings import EmbeddingSettings
 from app.graph.settings import GraphSettings
 from app.hooks.settings import HookSettings
 from app.jobs.settings import JobSettings
+from app.mcp.settings import McpSettings
 from app.memories.settings import MemorySettings
 from app.observability.settings import MetricsSettings
 from app.recall.settings import RecallSettings
 from app.secrets.settings import SecretSettings
 
 __all__ = [
+    "AuthSettings",
     "ClientSettings",
     "DatabaseSettings",
     "EmbeddingSettings",
@@ -35,6 +39,7 @@ __all__ = [
     "HookSettings",
     "InvalidSettings",
     "JobSettings",
+    "McpSettings",
     "MemorySettings",
     "MetricsSettings",
     "RecallSettings",
@@ -43,6 +48,9 @@ __all__ = [
     "Settings",
     "load_settings",
 ]
+
+
+_ORIGIN = re.compile(r"https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?|https?://\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?")
 
 
 class ServerSettings(Section):
@@ -69,11 +77,29 @@ class ServerSettings(Section):
         le=3600,
         description="After SIGTERM, how long in-flight requests get to finish before they are cancelled",
     )
+    cors_origins: list[str] = Field(
+        default_factory=list,
+        description="Web origins (`https://app.example.com`, `http://localhost:5173`) whose pages may "
+        "call the API from a browser. Empty (the default): CORS is off, no cross-origin grant at all",
+    )
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     log_format: Literal["text", "json"] = Field(
         default="text",
         description="`json`: one JSON object per log line; every line of a request carries its request id",
     )
+
+    @field_validator("cors_origins")
+    @classmethod
+    def _origins_only(cls, origins: list[str]) -> list[str]:
+        """An origin is scheme, host and optional port, exactly as a browser sends it in `Origin`;
+        anything else (a path, a trailing slash, `*`) would never match, or match every site."""
+        for origin in origins:
+            if not _ORIGIN.fullmatch(origin):
+                raise ValueError(
+                    f"{origin!r} is not an origin: write scheme://host[:port], e.g. http://localhost:5173 "
+                    "(no path, no trailing slash, no wildcard)"
+                )
+        return origins
 
 
 class Settings(BaseSettings):
@@ -87,6 +113,7 @@ class Settings(BaseSettings):
 
     database: DatabaseSettings = Field(default_factory=DatabaseSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
+    auth: AuthSettings = Field(default_factory=AuthSettings)
     embeddings: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     memories: MemorySettings = Field(default_factory=MemorySettings)
     recall: RecallSettings = Field(default_factory=RecallSettings)
@@ -94,6 +121,7 @@ class Settings(BaseSettings):
     secrets: SecretSettings = Field(default_factory=SecretSettings)
     jobs: JobSettings = Field(default_factory=JobSettings)
     hooks: HookSettings = Field(default_factory=HookSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
     client: ClientSettings = Field(default_factory=ClientSettings)
 

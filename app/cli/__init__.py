@@ -28,9 +28,10 @@ def _register() -> None:
     from app.cli.embeddings import embeddings
     from app.cli.graph import graph
     from app.cli.hooks import bench_hook, hook
+    from app.cli.mcp import mcp
     from app.cli.secrets import secrets
 
-    for command in (*admin.COMMANDS, *CLIENT_COMMANDS, bench, graph, embeddings, hook, secrets):
+    for command in (*admin.COMMANDS, *CLIENT_COMMANDS, bench, graph, embeddings, hook, mcp, secrets):
         main.add_command(command)
     bench.add_command(bench_hook)
 

@@ -318,3 +318,78 @@ def secrets(
         click.echo(f"wrote {json_out}", err=True)
     if not all(check["met"] for check in report["targets"]):
         raise SystemExit(1)
+
+
+@bench.command("inference")
+@click.option(
+    "--others",
+    type=click.IntRange(min=1),
+    default=5_000,
+    show_default=True,
+    help="Memories the other tenant stores, each holding the probe word.",
+)
+@click.option(
+    "--own", type=click.IntRange(min=1), default=200, show_default=True, help="The prober's memories."
+)
+@click.option("--rounds", type=click.IntRange(min=2), default=200, show_default=True, help="Timed rounds.")
+@click.option(
+    "--sentences",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="persona-sentences/sentences.txt (default: ../shared/bench/… beside the repo).",
+)
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON.")
+def inference(others: int, own: int, rounds: int, sentences: Path | None, json_out: Path | None) -> None:
+    """What one tenant can infer about another through the API: recall timing of a word another
+    tenant's memories hold vs words nobody has, and the ids seen around another tenant's stores."""
+    from app.bench.inference import InferenceOptions, bench_inference, print_report
+    from app.bench.latency import DEFAULT_SENTENCES
+
+    corpus = sentences or DEFAULT_SENTENCES
+    if not corpus.is_file():
+        raise click.BadParameter(f"{corpus} does not exist", param_hint="--sentences")
+    options = InferenceOptions(others_memories=others, own_memories=own, rounds=rounds, sentences=corpus)
+    settings = config.settings()
+    embedder = build_embedder(settings.embeddings)
+    with (
+        scratch_server(settings.database.embedded_shared_buffers) as admin_url,
+        scratch_database(admin_url, embedder.dimension) as (url, _),
+    ):
+        report = asyncio.run(bench_inference(url, options, Console(stderr=True)))
+    print_report(report, Console(width=140))
+    if json_out is not None:
+        json_out.write_text(json.dumps(report, indent=2, default=str))
+        click.echo(f"wrote {json_out}", err=True)
+
+
+@bench.command("mcp")
+@click.option("--memories", type=click.IntRange(min=1), default=2000, show_default=True, help="Corpus size.")
+@click.option("--rounds", type=click.IntRange(min=2), default=300, show_default=True, help="Timed rounds.")
+@click.option(
+    "--sentences",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="persona-sentences/sentences.txt (default: ../shared/bench/… beside the repo).",
+)
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON.")
+def mcp(memories: int, rounds: int, sentences: Path | None, json_out: Path | None) -> None:
+    """Recall through MCP vs REST, interleaved on one `memoria serve`: p50/p95 of each and what MCP
+    adds; and the size of the tool definitions in tokens. Exits 1 when a target is not met."""
+    from app.bench.latency import DEFAULT_SENTENCES
+    from app.bench.mcp import McpBenchOptions, bench_mcp, print_report
+
+    corpus = sentences or DEFAULT_SENTENCES
+    if not corpus.is_file():
+        raise click.BadParameter(f"{corpus} does not exist", param_hint="--sentences")
+    options = McpBenchOptions(sentences=corpus, memories=memories, rounds=rounds)
+    settings = config.settings()
+    embedder = build_embedder(settings.embeddings)
+    with (
+        scratch_server(settings.database.embedded_shared_buffers) as admin_url,
+        scratch_database(admin_url, embedder.dimension) as (url, _),
+    ):
+        report = asyncio.run(bench_mcp(url, options, Console(stderr=True)))
+    print_report(report, Console(width=140))
+    if json_out is not None:
+        json_out.write_text(json.dumps(report, indent=2, default=str))
+        click.echo(f"wrote {json_out}", err=True)
+    if not all(check["met"] for check in report["targets"]):
+        raise SystemExit(1)

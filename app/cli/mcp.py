@@ -1,0 +1,107 @@
+"""`memoria mcp install|uninstall`: Claude Code's configuration for Memoria's MCP tools (the logic
+lives in `app.mcp.install`)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import cast, get_args
+
+import click
+
+from app.cli.config import settings
+from app.client.environment import ENV_API_KEY
+from app.mcp import install as setup
+
+_SCOPES = get_args(setup.Scope)
+
+
+@click.group()
+def mcp() -> None:
+    """Memoria's memory tools in Claude Code (the /mcp endpoint)."""
+
+
+_scope_option = click.option(
+    "--scope",
+    type=click.Choice(_SCOPES),
+    default="local",
+    show_default=True,
+    help="local: ~/.claude.json, this project only (yours); project: .mcp.json (committed, shared); "
+    "user: ~/.claude.json, every project.",
+)
+_project_option = click.option(
+    "--project-dir", type=click.Path(file_okay=False, path_type=Path), help="Project root (default: cwd)."
+)
+_file_option = click.option(
+    "--config-file", type=click.Path(dir_okay=False, path_type=Path), help="Edit this file instead."
+)
+
+
+def _where(scope: str, project_dir: Path | None, config_file: Path | None) -> tuple[Path, tuple[str, ...]]:
+    project = project_dir or Path.cwd()
+    chosen = cast(setup.Scope, scope)
+    path = config_file or setup.config_path(chosen, project)
+    return path, setup.servers_location(chosen, project)
+
+
+@mcp.command("install")
+@_scope_option
+@click.option("--url", help="Memoria base URL (default: MEMORIA_CLIENT__URL or http://127.0.0.1:8080).")
+@click.option(
+    "--namespace",
+    help="Tools default to this namespace. Default: project and local installs use the project's "
+    "(repo:<git root name>, or MEMORIA_CLIENT__NAMESPACE_MAP); user installs name none.",
+)
+@_project_option
+@_file_option
+def mcp_install(
+    scope: str, url: str | None, namespace: str | None, project_dir: Path | None, config_file: Path | None
+) -> None:
+    """Add the `memoria` MCP server to Claude Code (idempotent; other servers and keys kept).
+
+    Prints a block for CLAUDE.md that tells the agent what to store and when to recall.
+    """
+    client = settings().client
+    project = project_dir or Path.cwd()
+    if namespace is None and scope != "user":
+        namespace = setup.project_namespace(project, client.namespace_map, client.default_namespace)
+    path, location = _where(scope, project_dir, config_file)
+    entry = setup.server_entry(url or client.url, namespace)
+    try:
+        changed = setup.install(path, location, entry)
+    except setup.ConfigFileError as exc:
+        raise click.ClickException(str(exc)) from exc
+    where = f"{path}" + (f" (project {location[1]})" if scope == "local" else "")
+    click.echo(f"{'installed' if changed else 'already installed'}: MCP server memoria in {where}", err=True)
+    click.echo(
+        f"Tools default to namespace {namespace}."
+        if namespace
+        else "Tools name no default namespace: "
+        "recall and list search all of yours, stores go to `default` unless the agent names one.",
+        err=True,
+    )
+    note = f"Claude Code sends the key from ${ENV_API_KEY}: start it with that variable set"
+    if not os.environ.get(ENV_API_KEY):
+        note += " (it is not set in this shell)"
+    click.echo(note + ".", err=True)
+    if scope == "project":
+        click.echo("Claude Code asks once before it uses a server from .mcp.json.", err=True)
+    click.echo("\nAdd this to CLAUDE.md so the agent uses its memory:\n", err=True)
+    click.echo(setup.CLAUDE_MD)
+
+
+@mcp.command("uninstall")
+@_scope_option
+@_project_option
+@_file_option
+def mcp_uninstall(scope: str, project_dir: Path | None, config_file: Path | None) -> None:
+    """Remove the `memoria` MCP server from Claude Code's configuration (everything else is kept)."""
+    path, location = _where(scope, project_dir, config_file)
+    try:
+        removed = setup.uninstall(path, location)
+    except setup.ConfigFileError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(
+        f"{'removed the' if removed else 'no'} MCP server memoria {'from' if removed else 'in'} {path}",
+        err=True,
+    )

@@ -1,0 +1,110 @@
+"""Tool results as compact text sized for a model's context.
+
+Every character a tool answers lands in the agent's context, so a memory is one header line
+(`#id [category] score …`) and its text with whitespace collapsed; long texts are cut at a
+per-memory cap, the whole answer at a total cap, and every cut says what was left out and how to get
+it (`memory_get`), so the agent never mistakes a shortened memory for the whole of it. Credentials
+never reach these texts: the write path stored placeholders in their place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from app.memories.schemas import Memory, StoreResult
+from app.recall.schemas import RecallHit
+
+
+def clip(text: str, limit: int, memory_id: int | None = None) -> str:
+    """`text` with whitespace collapsed, cut to `limit` characters with the cut marked."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    hint = f"; memory_get {memory_id} for all" if memory_id is not None else ""
+    marker = f" …[truncated, {len(flat) - limit} more chars{hint}]"
+    return flat[:limit] + marker
+
+
+def _tags(tags: Sequence[str]) -> str:
+    return f" tags:{','.join(tags)}" if tags else ""
+
+
+def _header(memory_id: int, category: str | None, namespace: str, extra: str, tags: Sequence[str]) -> str:
+    kind = f" [{category}]" if category else ""
+    return f"#{memory_id}{kind}{extra} ns:{namespace}{_tags(tags)}"
+
+
+def join_capped(header: str, blocks: Sequence[str], max_chars: int) -> str:
+    """`header` and as many whole `blocks` as fit in `max_chars`; the rest counted, not shown."""
+    text = header
+    for shown, block in enumerate(blocks):
+        addition = "\n" + block
+        if len(text) + len(addition) > max_chars:
+            left = len(blocks) - shown
+            return text + f"\n…[{left} more not shown: narrow the query or lower limit]"
+        text += addition
+    return text
+
+
+def recall_text(hits: Sequence[RecallHit], degraded: bool, memory_chars: int, max_chars: int) -> str:
+    if not hits:
+        return "No memories matched." + (" (search degraded: lexical only)" if degraded else "")
+    blocks = []
+    for hit in hits:
+        extra = f" score {hit.score:.3f} {hit.created_at:%Y-%m-%d}"
+        lines = [
+            _header(hit.id, hit.category, hit.namespace, extra, hit.tags),
+            clip(hit.content, memory_chars, hit.id),
+        ]
+        if hit.explain is not None:
+            e = hit.explain
+            legs = [
+                f"{leg} #{rank}"
+                for leg, rank in (
+                    ("lexical", e.lexical_rank),
+                    ("dense", e.dense_rank),
+                    ("graph", e.graph_rank),
+                )
+                if rank is not None
+            ]
+            lines.append(
+                f"  why: {', '.join(legs) or 'no leg'}"
+                + (f" via {e.graph_path}" if e.graph_path else "")
+                + f"; fused {e.fused_score:.4f}, final {e.final_score:.4f}"
+            )
+        blocks.append("\n".join(lines))
+    header = (
+        f"{len(hits)} memories, best first" + (" (search degraded: lexical only)" if degraded else "") + ":"
+    )
+    return join_capped(header, blocks, max_chars)
+
+
+def list_text(memories: Sequence[Memory], order: str, memory_chars: int, max_chars: int) -> str:
+    if not memories:
+        return "No memories yet."
+    blocks = [
+        _header(
+            m.id, m.category, m.namespace, f" importance {m.importance:g} {m.created_at:%Y-%m-%d}", m.tags
+        )
+        + "\n"
+        + clip(m.content, memory_chars, m.id)
+        for m in memories
+    ]
+    which = "newest first" if order == "recent" else "most important first"
+    return join_capped(f"{len(memories)} memories, {which}:", blocks, max_chars)
+
+
+def memory_text(memory: Memory, max_chars: int) -> str:
+    extra = f" importance {memory.importance:g} created {memory.created_at:%Y-%m-%d}"
+    lines = [_header(memory.id, memory.category, memory.namespace, extra, memory.tags)]
+    if memory.expanded_keywords:
+        lines.append(f"keywords: {memory.expanded_keywords}")
+    if memory.has_secrets:
+        lines.append("(credentials in it are shown as [secret:…] placeholders)")
+    head = "\n".join(lines) + "\n"
+    return head + clip(memory.content, max(max_chars - len(head), 100))
+
+
+def stored_text(results: Sequence[StoreResult]) -> str:
+    parts = [f"#{r.id} ns:{r.namespace}" + (" (already stored)" if r.duplicate else "") for r in results]
+    return f"Stored {len(results)}: " + ", ".join(parts)

@@ -1,0 +1,214 @@
+"""The tools Memoria offers an agent: what each is for, its input schema, and the typed arguments.
+
+Few and sharp on purpose: every description and schema here is sent to the model with every request
+it makes, so they say *when* to call each tool in as few words as do the job, and the schemas carry
+no defaults or limits the server enforces anyway (it answers a clear tool error instead). The size
+of all of them together is pinned by a test and reported by `memoria bench mcp`.
+
+Arguments are decoded with msgspec into the structs below, strictly (a number in a string is not a
+number, unknown fields are refused), so a bad call gets the same precise message a REST body would.
+The schemas are written by hand, shorter than generated ones; a test checks each lists exactly its
+struct's fields.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Final, Literal
+
+import msgspec
+from msgspec import Meta
+
+from app.auth.scopes import READ, WRITE
+
+MemoryId = Annotated[int, Meta(ge=1, le=2**63 - 1)]
+Importance = Annotated[float, Meta(ge=0.0, le=1.0)]
+Limit = Annotated[int, Meta(ge=1, le=50)]
+
+
+class NewMemory(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    content: str
+    category: str | None = None
+    tags: list[str] = msgspec.field(default_factory=list)
+    importance: Importance = 0.5
+    expanded_keywords: str | None = None
+
+
+class StoreArgs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    memories: Annotated[list[NewMemory], Meta(min_length=1)]
+    namespace: str | None = None
+
+
+class RecallArgs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    query: str
+    expanded_query: str | None = None
+    category: str | None = None
+    tags: list[str] | None = None
+    sort: Literal["relevance", "importance", "recency"] = "relevance"
+    limit: Limit = 8
+    namespace: str | None = None
+    explain: bool = False
+
+
+class GetArgs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    id: MemoryId
+
+
+class UpdateArgs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    id: MemoryId
+    content: str | msgspec.UnsetType = msgspec.UNSET
+    category: str | msgspec.UnsetType = msgspec.UNSET
+    tags: list[str] | msgspec.UnsetType = msgspec.UNSET
+    importance: Importance | msgspec.UnsetType = msgspec.UNSET
+    expanded_keywords: str | msgspec.UnsetType = msgspec.UNSET
+
+
+class ForgetArgs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    id: MemoryId
+
+
+class ListArgs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    order: Literal["recent", "important"] = "recent"
+    category: str | None = None
+    limit: Limit = 20
+    namespace: str | None = None
+
+
+_NAMESPACE = {"type": "string", "description": "Default: this project's"}
+_CATEGORY = {"type": "string", "description": "decision, preference, convention, runbook, fix, fact…"}
+_TAGS = {"type": "array", "items": {"type": "string"}}
+_IMPORTANCE = {"type": "number", "description": "0-1, default 0.5; 0.8+ for rules to always follow"}
+_KEYWORDS = {"type": "string", "description": "Synonyms and related terms a later search may use"}
+_ID = {"type": "integer"}
+
+
+def _object(properties: dict[str, Any], *required: str) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = list(required)
+    return schema
+
+
+class ToolSpec(msgspec.Struct, frozen=True, kw_only=True):
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    args: type[msgspec.Struct]
+    scope: str
+    read_only: bool
+
+
+TOOLS: Final = (
+    ToolSpec(
+        name="memory_store",
+        description=(
+            "Save knowledge a future session needs: decisions and why, the user's preferences, "
+            "conventions, runbook steps, fixes that took effort. Call when you learn one; not for "
+            "task progress. One self-contained fact per memory (name the project or tool)."
+        ),
+        input_schema=_object(
+            {
+                "memories": {
+                    "type": "array",
+                    "items": _object(
+                        {
+                            "content": {"type": "string"},
+                            "category": _CATEGORY,
+                            "tags": _TAGS,
+                            "importance": _IMPORTANCE,
+                            "expanded_keywords": _KEYWORDS,
+                        },
+                        "content",
+                    ),
+                },
+                "namespace": _NAMESPACE,
+            },
+            "memories",
+        ),
+        args=StoreArgs,
+        scope=WRITE,
+        read_only=False,
+    ),
+    ToolSpec(
+        name="memory_recall",
+        description=(
+            "Search memories. Call before starting a task, when the user refers to earlier work or "
+            "decisions, and before asking something they may have told you already. Returns ids, "
+            "scores, categories and text."
+        ),
+        input_schema=_object(
+            {
+                "query": {"type": "string"},
+                "expanded_query": {"type": "string", "description": "Synonyms and related terms"},
+                "category": {"type": "string"},
+                "tags": _TAGS,
+                "sort": {"enum": ["relevance", "importance", "recency"]},
+                "limit": {"type": "integer", "description": "1-50, default 8"},
+                "namespace": _NAMESPACE,
+                "explain": {"type": "boolean", "description": "Show why each matched"},
+            },
+            "query",
+        ),
+        args=RecallArgs,
+        scope=READ,
+        read_only=True,
+    ),
+    ToolSpec(
+        name="memory_get",
+        description="One memory in full by id (recall and list shorten long ones).",
+        input_schema=_object({"id": _ID}, "id"),
+        args=GetArgs,
+        scope=READ,
+        read_only=True,
+    ),
+    ToolSpec(
+        name="memory_update",
+        description="Correct a memory by id when it changed or was wrong; fields left out stay.",
+        input_schema=_object(
+            {
+                "id": _ID,
+                "content": {"type": "string"},
+                "category": {"type": "string"},
+                "tags": _TAGS,
+                "importance": {"type": "number"},
+                "expanded_keywords": {"type": "string"},
+            },
+            "id",
+        ),
+        args=UpdateArgs,
+        scope=WRITE,
+        read_only=False,
+    ),
+    ToolSpec(
+        name="memory_forget",
+        description="Delete a memory by id that is wrong or obsolete.",
+        input_schema=_object({"id": _ID}, "id"),
+        args=ForgetArgs,
+        scope=WRITE,
+        read_only=False,
+    ),
+    ToolSpec(
+        name="memory_list",
+        description="Browse memories without a query: the newest, or the most important of the newest 200.",
+        input_schema=_object(
+            {
+                "order": {"enum": ["recent", "important"]},
+                "category": {"type": "string"},
+                "limit": {"type": "integer", "description": "1-50, default 20"},
+                "namespace": _NAMESPACE,
+            }
+        ),
+        args=ListArgs,
+        scope=READ,
+        read_only=True,
+    ),
+)
+
+BY_NAME: Final = {tool.name: tool for tool in TOOLS}
+
+
+def definitions_text() -> str:
+    """What the agent is sent about the tools (names, descriptions, schemas) as compact JSON: the
+    text whose size the tool budget counts."""
+    return msgspec.json.encode(
+        [{"name": t.name, "description": t.description, "inputSchema": t.input_schema} for t in TOOLS]
+    ).decode()

@@ -1,0 +1,188 @@
+"""The real Claude Code (from npm) against a real `memoria serve` through `/mcp`, its model played by
+a fake Anthropic Messages API on 127.0.0.1.
+
+1. `memoria mcp install --scope project` in a git repository; `claude -p` lists Memoria's tools in
+   the request it sends the model.
+2. The fake model answers with a `tool_use` of the store tool; Claude Code calls it through MCP and
+   sends the `tool_result` back; the memory is in the project's namespace.
+3. With the UserPromptSubmit hook installed (`memoria hook install`, the project's namespace named),
+   the next `claude -p` run's request to the model carries the stored memory.
+
+Claude Code is found at `$CLAUDE_CODE_BIN` (`.ci/claude-code-mcp.sh` sets it), else installed by
+`.ci/claude-code-mcp.sh --install-only` (npm, into a local folder). Every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from app.bench.serve import REPO_ROOT, served_api
+from tests.fakes.anthropic_api import FakeAnthropic, Reply, Text, ToolUse
+
+pytestmark = pytest.mark.e2e
+
+MEMORIA = str(Path(sys.executable).with_name("memoria"))
+INSTALL_SCRIPT = REPO_ROOT / ".ci" / "claude-code-mcp.sh"
+STORE_TOOL = "mcp__memoria__memory_store"
+TOOLS = [f"mcp__memoria__{name}" for name in ("memory_store", "memory_recall", "memory_get", "memory_list")]
+FACT = "The zebra-17 service is deployed with Terraform only; never kubectl apply by hand."
+STORE_PROMPT = "Remember this for later sessions: zebra-17 deploys with Terraform only."
+RECALL_PROMPT = "How should I deploy the zebra-17 service to production?"
+CLAUDE_TIMEOUT_S = 120
+INSTALL_TIMEOUT_S = 600
+
+
+def claude_binary() -> str:
+    configured = os.environ.get("CLAUDE_CODE_BIN")
+    if configured:
+        return configured
+    done = subprocess.run(
+        ["bash", str(INSTALL_SCRIPT), "--install-only"],
+        capture_output=True,
+        text=True,
+        timeout=INSTALL_TIMEOUT_S,
+        check=False,
+    )
+    assert done.returncode == 0, f"installing Claude Code failed:\n{done.stdout}\n{done.stderr}"
+    return done.stdout.strip().splitlines()[-1]
+
+
+@dataclass
+class ModelScript:
+    """The fake model: one `tool_use` of the store tool for the store prompt, text otherwise."""
+
+    tool_used: bool = False
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        tools = {tool.get("name") for tool in body.get("tools", []) if isinstance(tool, dict)}
+        asked = json.dumps(body.get("messages", []))
+        if STORE_TOOL in tools and STORE_PROMPT in asked and not self.tool_used:
+            self.tool_used = True
+            return ToolUse(STORE_TOOL, {"memories": [{"content": FACT, "category": "decision"}]})
+        return Text("Done.")
+
+
+@pytest.fixture
+def fake_model() -> Iterator[FakeAnthropic]:
+    fake = FakeAnthropic(ModelScript()).start()
+    yield fake
+    fake.stop()
+
+
+async def _run(
+    argv: list[str], cwd: Path, env: dict[str, str], limit_s: float
+) -> subprocess.CompletedProcess[str]:
+    """Run a command in a worker thread, so the server's output keeps being read meanwhile."""
+    return await asyncio.to_thread(
+        subprocess.run, argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=limit_s, check=False
+    )
+
+
+def _tool_names(body: dict[str, Any]) -> list[str]:
+    return [str(tool.get("name")) for tool in body.get("tools", []) if isinstance(tool, dict)]
+
+
+def _tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        block
+        for message in body.get("messages", [])
+        if isinstance(message.get("content"), list)
+        for block in message["content"]
+        if isinstance(block, dict) and block.get("type") == "tool_result"
+    ]
+
+
+async def test_claude_code_stores_through_mcp_and_the_hook_recalls_it(
+    tmp_path: Path, fake_model: FakeAnthropic
+) -> None:
+    claude = await asyncio.to_thread(claude_binary)
+    repo = tmp_path / "zebra-17"
+    repo.mkdir()
+    await asyncio.to_thread(subprocess.run, ["git", "init", "-q", str(repo)], check=True, timeout=30)
+    namespace = "repo:zebra-17"
+    home = tmp_path / "home"
+    home.mkdir()
+    server_env = {"MEMORIA_DATABASE__DATA_DIR": str(tmp_path / "pgdata")}
+    async with served_api(server_env) as api:
+        admin_env = {**os.environ, **server_env, "HF_HUB_OFFLINE": "1"}
+        created = await _run(
+            [MEMORIA, "keys", "create", "--user", "cc", "--create-user"], repo, admin_env, 120
+        )
+        assert created.returncode == 0, created.stderr
+        key = created.stdout.strip()
+
+        client_env = {
+            k: v for k, v in os.environ.items() if not k.startswith(("MEMORIA_", "ANTHROPIC_", "CLAUDE"))
+        } | {"HOME": str(home), "MEMORIA_CLIENT__URL": api.base, "MEMORIA_CLIENT__API_KEY": key}
+        installed = await _run([MEMORIA, "mcp", "install", "--scope", "project"], repo, client_env, 120)
+        assert installed.returncode == 0, installed.stderr
+        mcp_json = json.loads((repo / ".mcp.json").read_text())
+        assert mcp_json["mcpServers"]["memoria"]["headers"]["X-Memoria-Namespace"] == namespace
+        assert key not in (repo / ".mcp.json").read_text()
+        # Claude Code asks before it uses a server from .mcp.json; -p cannot ask, so approve it here
+        (repo / ".claude").mkdir()
+        (repo / ".claude" / "settings.local.json").write_text(
+            json.dumps({"enabledMcpjsonServers": ["memoria"]})
+        )
+
+        claude_env = client_env | {
+            "ANTHROPIC_BASE_URL": fake_model.url,
+            "ANTHROPIC_API_KEY": "sk-ant-fake-key-for-tests",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        }
+        first = await _run(
+            [claude, "-p", STORE_PROMPT, "--allowedTools", STORE_TOOL, "--debug"],
+            repo,
+            claude_env,
+            CLAUDE_TIMEOUT_S,
+        )
+        transcript = (
+            f"exit {first.returncode}\nstdout:\n{first.stdout[-3000:]}\nstderr:\n{first.stderr[-6000:]}"
+        )
+        asked = fake_model.messages()
+        with_tools = [body for body in asked if STORE_TOOL in _tool_names(body)]
+        assert with_tools, f"no request listed Memoria's tools; {len(asked)} requests\n{transcript}"
+        assert set(TOOLS) <= set(_tool_names(with_tools[0]))
+        results = [block for body in asked for block in _tool_results(body)]
+        assert results, f"no tool_result came back to the model\n{transcript}"
+        assert "Stored 1: #" in json.dumps(results), json.dumps(results)[:2000]
+        assert first.returncode == 0, transcript
+
+        async with httpx.AsyncClient(base_url=api.base, timeout=30) as http:
+            page = await http.get(
+                "/v1/memories", params={"namespace": namespace}, headers={"Authorization": f"Bearer {key}"}
+            )
+        assert page.status_code == 200, page.text
+        assert [item["content"] for item in page.json()["items"]] == [FACT]
+
+        hooked = await _run(
+            [MEMORIA, "hook", "install", "--scope", "project", "--mode", "http", "--namespace", namespace],
+            repo,
+            client_env,
+            120,
+        )
+        assert hooked.returncode == 0, hooked.stderr
+        before = len(fake_model.messages())
+        second = await _run([claude, "-p", RECALL_PROMPT], repo, claude_env, CLAUDE_TIMEOUT_S)
+        transcript = (
+            f"exit {second.returncode}\nstdout:\n{second.stdout[-3000:]}\nstderr:\n{second.stderr[-3000:]}"
+        )
+        asked_then = [json.dumps(body) for body in fake_model.messages()[before:]]
+        prompted = [text for text in asked_then if RECALL_PROMPT in text]
+        assert prompted, f"the second run never asked the model\n{transcript}"
+        assert any(FACT in text for text in prompted), f"the hook did not inject the memory\n{transcript}"
+        assert second.returncode == 0, transcript
