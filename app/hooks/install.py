@@ -16,16 +16,14 @@ server's default namespace.
 from __future__ import annotations
 
 import copy
-import json
-import os
 import shlex
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import quote
 
 from app.client.environment import DEFAULT_URL, ENV_API_KEY
+from app.client.json_file import JsonFileError, read_object, render_like, write_atomically
 from app.client.namespace import namespace_for_cwd
 from app.hooks.command import HOOK_PATH
 
@@ -40,8 +38,8 @@ _COMMAND_MARKERS = ("memoria-hook", "app.hooks.command", "hook user-prompt-submi
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "memoria-hook"
 
 
-class SettingsFileError(ValueError):
-    pass
+SettingsFileError = JsonFileError
+"""The settings file cannot be read or is not a JSON object; it was left as it is."""
 
 
 def settings_path(scope: Scope, project_dir: Path) -> Path:
@@ -134,49 +132,13 @@ def with_memoria(settings: dict[str, Any], hook: dict[str, Any]) -> dict[str, An
     return result
 
 
-def load(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise SettingsFileError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    if not text.strip():
-        return {}
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise SettingsFileError(
-            f"{path} is not valid JSON ({exc}); fix it first, it was left as it is"
-        ) from exc
-    if not isinstance(data, dict):
-        raise SettingsFileError(f"{path} does not hold a JSON object; it was left as it is")
-    return data
-
-
-def save(path: Path, settings: dict[str, Any]) -> None:
-    """Write atomically (a crash leaves the old file), keeping the file's permissions."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o7777 if path.exists() else None
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def install(path: Path, hook: dict[str, Any]) -> bool:
     """True when the file changed (False: this exact hook was already installed)."""
-    current = load(path)
+    current, original = read_object(path)
     updated = with_memoria(current, hook)
     if updated == current:
         return False
-    save(path, updated)
+    write_atomically(path, render_like(updated, original))
     return True
 
 
@@ -184,9 +146,9 @@ def uninstall(path: Path) -> bool:
     """True when a Memoria hook was removed."""
     if not path.exists():
         return False
-    current = load(path)
+    current, original = read_object(path)
     updated = without_memoria(current)
     if updated == current:
         return False
-    save(path, updated)
+    write_atomically(path, render_like(updated, original))
     return True

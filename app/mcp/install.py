@@ -19,14 +19,11 @@ agent stores in one repository is recalled there and not elsewhere.
 from __future__ import annotations
 
 import copy
-import json
-import os
-import re
-import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
 from app.client.environment import ENV_API_KEY
+from app.client.json_file import JsonFileError, read_object, render_like, write_atomically
 from app.client.namespace import namespace_for_cwd
 
 Scope = Literal["user", "project", "local"]
@@ -45,8 +42,8 @@ You have long-term memory through the `memoria` MCP tools; it outlives this sess
 """
 
 
-class ConfigFileError(ValueError):
-    """The configuration file cannot be read or is not a JSON object; it was left as it is."""
+ConfigFileError = JsonFileError
+"""The configuration file cannot be read or is not a JSON object; it was left as it is."""
 
 
 def config_path(scope: Scope, project_dir: Path) -> Path:
@@ -75,56 +72,6 @@ def server_entry(url: str, namespace: str | None) -> dict[str, Any]:
     if namespace:
         headers[NAMESPACE_HEADER] = namespace
     return {"type": "http", "url": url.rstrip("/") + MCP_PATH, "headers": headers}
-
-
-def _load(path: Path) -> tuple[dict[str, Any], str]:
-    """(the file's JSON object, its text); ({}, "") for a missing or empty file."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}, ""
-    except OSError as exc:
-        raise ConfigFileError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    if not text.strip():
-        return {}, text
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise ConfigFileError(
-            f"{path} is not valid JSON ({exc}); fix it first, it was left as it is"
-        ) from exc
-    if not isinstance(data, dict):
-        raise ConfigFileError(f"{path} does not hold a JSON object; it was left as it is")
-    return data, text
-
-
-_INDENT = re.compile(r"^\{\s*\n([ \t]+)\S")
-
-
-def _render(data: dict[str, Any], original: str) -> str:
-    """`data` as JSON in the original file's style: its indentation (2 spaces when it had none to
-    copy, as Claude Code writes), non-ASCII kept as is, its final newline (or lack of one)."""
-    match = _INDENT.match(original)
-    indent: str | int = match.group(1) if match else 2
-    text = json.dumps(data, indent=indent, ensure_ascii=False)
-    return text + "\n" if not original or original.endswith("\n") else text
-
-
-def _save(path: Path, text: str) -> None:
-    """Write atomically (a crash leaves the old file), keeping the file's permissions (`~/.claude.json`
-    is private)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o7777 if path.exists() else None
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def with_server(data: dict[str, Any], location: tuple[str, ...], entry: dict[str, Any]) -> dict[str, Any]:
@@ -161,11 +108,11 @@ def without_server(data: dict[str, Any], location: tuple[str, ...]) -> dict[str,
 
 def install(path: Path, location: tuple[str, ...], entry: dict[str, Any]) -> bool:
     """True when the file changed (False: this exact entry was already there)."""
-    data, original = _load(path)
+    data, original = read_object(path)
     updated = with_server(data, location, entry)
     if updated == data:
         return False
-    _save(path, _render(updated, original))
+    write_atomically(path, render_like(updated, original))
     return True
 
 
@@ -173,9 +120,9 @@ def uninstall(path: Path, location: tuple[str, ...]) -> bool:
     """True when a `memoria` server entry was removed."""
     if not path.exists():
         return False
-    data, original = _load(path)
+    data, original = read_object(path)
     updated = without_server(data, location)
     if updated == data:
         return False
-    _save(path, _render(updated, original))
+    write_atomically(path, render_like(updated, original))
     return True
