@@ -17,6 +17,8 @@ from app.auth import ApiKeyMiddleware
 from app.auth.gate import Gate
 from app.auth.routes import get_me
 from app.auth.scopes import ADMIN, SCOPE_OPT
+from app.capture.routes import capture_claude_code
+from app.capture.service import CaptureService
 from app.core.metrics import Metrics
 from app.db import create_database, head_revision
 from app.db.schema_check import check_embedding_dimension
@@ -33,6 +35,7 @@ from app.http import TYPE_DECODERS, ApiRequest, before_request
 from app.jobs import JobWorker
 from app.mcp.endpoint import McpEndpoint
 from app.memories import MemoryService
+from app.memories.expiry import EXPIRE_JOB, ExpiryJobs
 from app.memories.routes import MemoryController
 from app.middleware import RequestDeadlineMiddleware, cors_config, security_headers
 from app.namespaces.routes import get_namespaces
@@ -53,6 +56,11 @@ def _provide_memory_service(state: State) -> MemoryService:
 
 def _provide_recall_service(state: State) -> RecallService:
     service: RecallService = state.recall_service
+    return service
+
+
+def _provide_capture_service(state: State) -> CaptureService:
+    service: CaptureService = state.capture_service
     return service
 
 
@@ -96,7 +104,16 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
                 secrets=settings.secrets,  # redaction on every write; originals sealed when keys are set
             )
             app.state.recall_service = RecallService(
-                db, model, settings.recall, settings.memories.tag_limits, settings.graph, metrics.recall
+                db,
+                model,
+                settings.recall,
+                settings.memories.tag_limits,
+                settings.graph,
+                metrics.recall,
+                episode_ttl_days=settings.memories.episode_ttl_days,  # recalled episodes live on
+            )
+            app.state.capture_service = CaptureService(
+                app.state.memory_service, settings.capture, settings.memories
             )
             app.state.graph_indexer = GraphIndexer(
                 db.write, model if settings.graph.concept_embeddings else None, settings.graph
@@ -105,6 +122,8 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
             jobs.register(INDEX_JOB, app.state.graph_indexer.run_jobs)
             embedding_jobs = EmbeddingJobs(db.write, model)
             jobs.register(EMBED_JOB, embedding_jobs.run, reconcile=embedding_jobs.reconcile)
+            expiry = ExpiryJobs(db.write, settings.memories)  # self-rescheduling; reconcile keeps one
+            jobs.register(EXPIRE_JOB, expiry.run, reconcile=expiry.reconcile)
             await jobs.start()
             # Bounded, before uvicorn listens; the watcher warms again whenever PostgreSQL restarts.
             await warmup.warm()
@@ -134,8 +153,9 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
             get_me,
             *share_routes({SCOPE_OPT: ADMIN}),  # managing shares needs an admin key
             recall_memories,
+            capture_claude_code,
             GraphController,
-            hook_router(settings.hooks),
+            hook_router(settings.hooks, settings.server.max_body_bytes),  # user-prompt-submit, session-start
         ],
         middleware=[DefineMiddleware(ApiKeyMiddleware)],
         security=[{"apiKey": []}],
@@ -143,6 +163,7 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
             "memories": Provide(_provide_memory_service, sync_to_thread=False),
             "recall": Provide(_provide_recall_service, sync_to_thread=False),
             "graph_indexer": Provide(_provide_graph_indexer, sync_to_thread=False),
+            "capture": Provide(_provide_capture_service, sync_to_thread=False),
         },
     )
     operations = [metrics_route(settings.metrics.token)] if settings.metrics.token else []

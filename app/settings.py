@@ -17,6 +17,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from app.auth.settings import AuthSettings
+from app.capture.settings import CaptureSettings
 from app.client.settings import ClientSettings
 from app.core.settings import Section, describe_invalid
 from app.db.settings import DatabaseSettings
@@ -32,6 +33,7 @@ from app.secrets.settings import SecretSettings
 
 __all__ = [
     "AuthSettings",
+    "CaptureSettings",
     "ClientSettings",
     "DatabaseSettings",
     "EmbeddingSettings",
@@ -121,6 +123,7 @@ class Settings(BaseSettings):
     secrets: SecretSettings = Field(default_factory=SecretSettings)
     jobs: JobSettings = Field(default_factory=JobSettings)
     hooks: HookSettings = Field(default_factory=HookSettings)
+    capture: CaptureSettings = Field(default_factory=CaptureSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
     client: ClientSettings = Field(default_factory=ClientSettings)

@@ -160,7 +160,7 @@ ALTER TABLE public.concepts ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
 CREATE TABLE public.jobs (
     id bigint NOT NULL,
     kind text NOT NULL,
-    memory_id bigint NOT NULL,
+    memory_id bigint,
     state text DEFAULT 'queued'::text NOT NULL,
     attempts integer DEFAULT 0 NOT NULL,
     run_after timestamp with time zone DEFAULT now() NOT NULL,
@@ -223,9 +223,15 @@ CREATE TABLE public.memories (
     search_vector tsvector GENERATED ALWAYS AS ((((setweight(to_tsvector('english'::regconfig, content), 'A'::"char") || setweight(to_tsvector('english'::regconfig, COALESCE(expanded_keywords, ''::text)), 'B'::"char")) || setweight(to_tsvector('english'::regconfig, public.memoria_tags_text(tags)), 'C'::"char")) || setweight(to_tsvector('english'::regconfig, COALESCE(category, ''::text)), 'D'::"char"))) STORED,
     has_secrets boolean DEFAULT false NOT NULL,
     public_id bigint DEFAULT public.memoria_public_id() NOT NULL,
+    kind text DEFAULT 'memory'::text NOT NULL,
+    pinned boolean DEFAULT false NOT NULL,
+    expires_at timestamp with time zone,
+    capture_key text,
+    CONSTRAINT memories_capture_key_check CHECK (((char_length(capture_key) >= 1) AND (char_length(capture_key) <= 300))),
     CONSTRAINT memories_category_check CHECK (((char_length(category) >= 1) AND (char_length(category) <= 64))),
     CONSTRAINT memories_content_check CHECK (((char_length(content) >= 1) AND (char_length(content) <= 100000))),
     CONSTRAINT memories_importance_check CHECK (((importance >= (0)::double precision) AND (importance <= (1)::double precision))),
+    CONSTRAINT memories_kind_check CHECK ((kind = ANY (ARRAY['memory'::text, 'episode'::text]))),
     CONSTRAINT memories_public_id_range CHECK (((public_id >= 1) AND (public_id <= '9007199254740991'::bigint)))
 );
 
@@ -600,10 +606,31 @@ CREATE INDEX jobs_memory_idx ON public.jobs USING btree (memory_id, kind);
 
 
 --
+-- Name: memories_capture_key_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX memories_capture_key_idx ON public.memories USING btree (namespace_id, capture_key) WHERE (capture_key IS NOT NULL);
+
+
+--
+-- Name: memories_curated_rank_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX memories_curated_rank_idx ON public.memories USING btree (namespace_id, importance DESC, created_at DESC, id DESC) WHERE ((kind = 'memory'::text) AND (deleted_at IS NULL));
+
+
+--
 -- Name: memories_embedding_hnsw_idx; Type: INDEX; Schema: public; Owner: -
 --
 
 CREATE INDEX memories_embedding_hnsw_idx ON public.memories USING hnsw (embedding public.halfvec_cosine_ops) WITH (m='16', ef_construction='64');
+
+
+--
+-- Name: memories_expires_at_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX memories_expires_at_idx ON public.memories USING btree (expires_at) WHERE (expires_at IS NOT NULL);
 
 
 --
@@ -618,6 +645,13 @@ CREATE INDEX memories_ns_created_idx ON public.memories USING btree (namespace_i
 --
 
 CREATE UNIQUE INDEX memories_ns_hash_live_idx ON public.memories USING btree (namespace_id, content_hash) WHERE (deleted_at IS NULL);
+
+
+--
+-- Name: memories_pinned_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX memories_pinned_idx ON public.memories USING btree (namespace_id) WHERE (pinned AND (deleted_at IS NULL));
 
 
 --

@@ -75,6 +75,8 @@ from tests.fakes.tenant import (
 )
 
 HOOK = "/v1/hooks/claude-code/user-prompt-submit"
+START = "/v1/hooks/claude-code/session-start"
+CAPTURE = "/v1/capture/claude-code"
 METRICS_TOKEN = "adversarial-scrape-token"
 
 # ---------------------------------------------------------------------------------------------
@@ -107,6 +109,8 @@ ROUTES: dict[tuple[str, str], RouteClass] = {
     ("/v1/memories/{memory_id:int}", "PATCH"): RouteClass("v1", WRITE, mutates=True),
     ("/v1/memories/{memory_id:int}", "DELETE"): RouteClass("v1", WRITE, mutates=True),
     ("/v1/memories/{memory_id:int}/secrets", "GET"): SECRETS,
+    ("/v1/memories/{memory_id:int}/promote", "POST"): RouteClass("v1", WRITE, mutates=True),
+    (CAPTURE, "POST"): RouteClass("v1", WRITE, mutates=True),
     ("/v1/namespaces", "GET"): RouteClass("v1", READ),
     ("/v1/me", "GET"): RouteClass("v1", ANY_KEY),
     ("/v1/shares", "GET"): RouteClass("v1", READ),
@@ -119,6 +123,7 @@ ROUTES: dict[tuple[str, str], RouteClass] = {
     ("/v1/graph/neighbors", "POST"): RouteClass("v1", READ),
     ("/v1/graph/concepts/{concept_id:int}/merge", "POST"): RouteClass("v1", WRITE, mutates=True),
     (HOOK, "POST"): RouteClass("hook", READ),
+    (START, "POST"): RouteClass("hook", READ),
     ("/mcp", "*"): RouteClass("mcp"),  # each tool call names its scope (`Probe.scope`)
 }
 """Every (path, method) but OPTIONS (answered for everyone, without authentication) and the API
@@ -222,7 +227,13 @@ def probes(seed: Planted) -> list[Probe]:
             "POST",
         ),
     )
-    hook = (HOOK, "POST")
+    hook, start = (HOOK, "POST"), (START, "POST")
+    capture, promote = (CAPTURE, "POST"), (MEMORY + "/promote", "POST")
+    session_start = {"hook_event_name": "SessionStart", "source": "startup", "session_id": "s-bob"}
+
+    def exchange(content: str) -> dict[str, Any]:
+        turn = {"session_id": "s-bob", "turn": 0, "prompt": f"bob was here: {content}", "reply": "noted"}
+        return {"exchanges": [turn]}
 
     def prompt(canary: str) -> dict[str, str]:
         return {
@@ -376,6 +387,19 @@ def probes(seed: Planted) -> list[Probe]:
         ),
         Probe(hook, f"{HOOK}?namespace={TEAM}", prompt(m.team), target="team", shows="team"),
         Probe(hook, HOOK, prompt(m.private)),
+        # the session-start hook: the namespace's pinned and most important memories, refused as `{}`
+        Probe(start, f"{START}?namespace={PRIVATE}", session_start, target="private", shows="private"),
+        Probe(start, f"{START}?namespace={addr_private}", session_start, target="private"),
+        Probe(
+            start,
+            f"{START}?namespace={addr_team}",
+            session_start,
+            target="team",
+            via="read",
+            shows="team",
+            owner_sees=False,
+        ),
+        Probe(start, START, session_start),
         # writes
         Probe(store, f"{MEMORIES}#{addr_private}", bobs("private", addr_private), target="private", phase=1),
         Probe(
@@ -403,6 +427,18 @@ def probes(seed: Planted) -> list[Probe]:
             granted=CREATED,
             phase=1,
         ),
+        Probe(capture, f"{CAPTURE}?namespace={addr_private}", exchange("private"), target="private", phase=1),
+        Probe(
+            capture,
+            f"{CAPTURE}?namespace={addr_team}",
+            exchange("team"),
+            target="team",
+            via="write",
+            phase=1,
+        ),
+        Probe(promote, f"{MEMORIES}/{p1}/promote", {}, target="private", phase=1),
+        Probe(promote, f"{MEMORIES}/{p3}/promote", {}, target="private", phase=1),
+        Probe(promote, f"{MEMORIES}/{t1}/promote", {}, target="team", via="write", shows="team", phase=1),
         Probe(patch, f"{MEMORIES}/{p1}", {"content": "hijacked by bob"}, target="private", phase=1),
         Probe(patch, f"{MEMORIES}/{p2}", {"is_sensitive": False}, target="private", phase=1),
         Probe(patch, f"{MEMORIES}/{p3}", {"importance": 1.0}, target="private", phase=1),
@@ -649,6 +685,8 @@ def expected(actor: Actor, cls: RouteClass, probe: Probe) -> Expected | None:
     """What `actor` may get for `probe`; None: not sent (the owner's own legitimate writes)."""
     if cls.kind == "public":
         return Expected(probe.owner)
+    if actor.kind == "nobody" and cls.kind == "hook":
+        return Expected(OK, empty=True)  # a hook never answers an error a person would see
     if actor.kind == "nobody" or cls.kind == "metrics":
         return NO_KEY
     scope, mutates = probe.scope or cls.scope, cls.mutates or probe.mutates

@@ -8,6 +8,7 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from click.testing import CliRunner, Result
 
@@ -158,7 +159,27 @@ def test_export_to_stdout_streams_json_lines(memoria: Memoria) -> None:
         "is_sensitive",
         "source",
         "metadata",
+        "pinned",
     }
+
+
+def test_export_then_import_keeps_a_pin(memoria: Memoria, tmp_path: Path) -> None:
+    headers = {"Authorization": f"Bearer {memoria.key}"}
+    stored = httpx.post(
+        f"{memoria.url}/v1/memories",
+        json={"content": "Release on Tuesdays only.", "namespace": "pins-a", "pinned": True},
+        headers=headers,
+    )
+    assert stored.status_code == 201, stored.text
+    dump = tmp_path / "pins.jsonl"
+    ok(run(memoria, "export", "-n", "pins-a", "-o", str(dump)))
+    (record,) = [json.loads(line) for line in dump.read_text().splitlines()]
+    assert record["pinned"] is True
+    dump.write_text(json.dumps({**record, "namespace": "pins-b"}) + "\n")
+    ok(run(memoria, "import", str(dump)))
+    listed = httpx.get(f"{memoria.url}/v1/memories", params={"namespace": "pins-b"}, headers=headers).json()
+    items = listed["items"] if isinstance(listed, dict) else listed
+    assert [m["pinned"] for m in items] == [True]
 
 
 def test_import_reports_the_line_of_a_bad_record(memoria: Memoria, tmp_path: Path) -> None:

@@ -251,9 +251,14 @@ def test_namespace_argument_overrides_the_repository(memoria: Memoria, home: Pat
 
 
 def test_a_refused_key_fails_open_and_is_logged(memoria: Memoria, home: Path) -> None:
-    run = run_hook(home, event("How do we deploy the service?", memoria.repo), url=memoria.url)
+    """The endpoint answers a bad key with 200 `{}` (a 401 would be a hook error on screen) and
+    names it in its outcome header, which the hook logs and records for `memoria status`."""
+    run = run_hook(
+        home, event("How do we deploy the service?", memoria.repo), url=memoria.url, extra_env=state_env(home)
+    )
     assert_silent(run)
-    assert "server answered 401" in run.log
+    assert "the server refused the API key" in run.log
+    assert last_outcomes(home)["recall"]["outcome"] == "unauthorized"
 
 
 def test_stopped_server_exits_quietly_within_budget(home: Path) -> None:
@@ -511,3 +516,163 @@ def test_the_installed_command_line_runs_as_claude_code_would(memoria: Memoria, 
         argv=["/bin/sh", "-c", f"cd {shlex.quote(str(memoria.repo))} && {command}"],
     )
     assert "Terraform" in run.answer()["hookSpecificOutput"]["additionalContext"], run.log
+
+
+def state_env(home: Path) -> dict[str, str]:
+    return {"MEMORIA_CLIENT__STATE_DIR": str(home / "state")}
+
+
+def last_outcomes(home: Path) -> dict[str, Any]:
+    status: dict[str, Any] = json.loads((home / "state" / "status.json").read_text())
+    return status
+
+
+def answer_with_outcome(body: dict[str, Any], outcome: str) -> bytes:
+    payload = json.dumps(body).encode()
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n" % len(payload)
+    return head + b"Memoria-Hook-Outcome: " + outcome.encode() + b"\r\n\r\n" + payload
+
+
+START = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "- #a1 pinned"}}
+
+
+def session_start_event(cwd: Path, source: str = "startup") -> bytes:
+    return json.dumps(
+        {
+            "session_id": "4b1e0c1a",
+            "transcript_path": "/tmp/t.jsonl",
+            "cwd": str(cwd),
+            "hook_event_name": "SessionStart",
+            "source": source,
+        }
+    ).encode()
+
+
+@pytest.mark.parametrize("launcher", ["script", "memoria"])
+def test_session_start_posts_the_event_to_its_route_and_prints_the_answer(
+    home: Path, tmp_path: Path, launcher: str
+) -> None:
+    repo = tmp_path / "shop-api"
+    (repo / ".git").mkdir(parents=True)
+    argv = {
+        "script": [sys.executable, "-S", str(SCRIPT), "session-start"],
+        "memoria": [MEMORIA, "hook", "session-start"],
+    }[launcher]
+    received: list[tuple[bytes, bytes]] = []
+    with canned_server(answer_with_outcome(START, "injected:2"), received) as url:
+        run = run_hook(
+            home, session_start_event(repo, "resume"), url=url, argv=argv, extra_env=state_env(home)
+        )
+    assert run.returncode == 0 and run.answer() == START, run.log
+    assert run.log == ""
+    ((head, body),) = received
+    assert head.startswith(b"POST /v1/hooks/claude-code/session-start?namespace=repo%3Ashop-api HTTP/1.1")
+    sent = json.loads(body)
+    assert sent["source"] == "resume" and sent["hook_event_name"] == "SessionStart"
+    assert "cwd" not in sent and "transcript_path" not in sent
+    record = last_outcomes(home)["session-start"]
+    assert (record["outcome"], record["count"], record["namespace"]) == ("injected", 2, "repo:shop-api")
+
+
+def test_session_start_with_the_server_down_is_silent_and_recorded(home: Path) -> None:
+    argv = [sys.executable, "-S", str(SCRIPT), "session-start"]
+    url = f"http://127.0.0.1:{free_port()}"
+    run = run_hook(home, session_start_event(home), url=url, argv=argv, extra_env=state_env(home))
+    assert_silent(run)
+    assert "cannot reach" in run.log
+    assert last_outcomes(home)["session-start"]["outcome"] == "unreachable"
+
+
+def test_session_start_against_a_hanging_server_stops_at_the_budget(home: Path, hanging_url: str) -> None:
+    argv = [sys.executable, "-S", str(SCRIPT), "session-start"]
+    run = run_hook(home, session_start_event(home), url=hanging_url, argv=argv, extra_env=state_env(home))
+    assert_silent(run)
+    assert "gave up after the 1.50 s budget" in run.log
+    assert last_outcomes(home)["session-start"]["outcome"] == "timeout"
+
+
+def test_each_recall_outcome_is_recorded_for_memoria_status(home: Path) -> None:
+    with canned_server(answer_with_outcome(CONTEXT, "injected:3")) as url:
+        run = run_hook(home, event("how do we deploy", home), url=url, extra_env=state_env(home))
+    assert run.answer() == CONTEXT
+    assert last_outcomes(home)["recall"]["count"] == 3
+    with canned_server(answer_with_outcome({}, "skipped:too-short")) as url:
+        run = run_hook(home, event("ok", home), url=url, extra_env=state_env(home))
+    assert_silent(run)
+    assert last_outcomes(home)["recall"]["outcome"] == "skipped"
+
+
+@pytest.mark.parametrize("sub", ["user-prompt-submit", "session-start", "capture", "flush"])
+@pytest.mark.parametrize("launcher", ["script", "memoria"])
+def test_help_prints_the_usage_and_exits_0_without_asking_the_server(
+    home: Path, hanging: HangingServer, sub: str, launcher: str
+) -> None:
+    argv = [sys.executable, "-S", str(SCRIPT), sub] if launcher == "script" else [MEMORIA, "hook", sub]
+    run = run_hook(home, b"", url=hanging.url, argv=[*argv, "--help"])
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith(f"usage: memoria hook {sub}")
+    assert "--url URL" in run.stdout and "always exits 0" in run.stdout.replace("\n", " ")
+    assert run.log == ""
+    assert not hanging.was_asked()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [sys.executable, "-S", str(SCRIPT), "frobnicate"],
+        [sys.executable, "-S", str(SCRIPT), "session-start", "--verbose"],
+        [MEMORIA, "hook", "session-start", "--url"],
+        [MEMORIA, "hook", "user-prompt-submit", "extra", "words"],
+    ],
+    ids=["unknown subcommand", "unknown option", "option without value", "stray words"],
+)
+def test_unknown_arguments_exit_0_silently_and_are_logged(
+    home: Path, hanging: HangingServer, argv: list[str]
+) -> None:
+    run = run_hook(home, session_start_event(home), url=hanging.url, argv=argv)
+    assert_silent(run, within=10.0)
+    assert "bad arguments" in run.log
+    assert not hanging.was_asked()
+
+
+def test_the_memoria_command_runs_the_hook_without_loading_the_command_line(home: Path) -> None:
+    """`memoria hook <sub>` goes straight to the hook (app.entry): click, pydantic and the server's
+    dependencies would cost the prompt most of a second."""
+    run = run_hook(
+        home,
+        b"not json",
+        url="http://127.0.0.1:1",
+        argv=[MEMORIA, "hook", "user-prompt-submit"],
+        extra_env={"PYTHONPROFILEIMPORTTIME": "1"},
+    )
+    assert_silent(run)
+    imported = {line.rsplit("|", 1)[-1].strip().split(".")[0] for line in run.stderr.splitlines()}
+    assert "app" in imported
+    heavy = {"click", "rich", "pydantic", "litestar", "httpx", "asyncpg", "numpy", "torch", "msgspec"}
+    assert not imported & heavy
+
+
+def test_the_entry_point_takes_exactly_the_hook_subcommands() -> None:
+    from app import entry
+    from app.hooks import command
+
+    assert entry.HOOK_SUBCOMMANDS == command.SUBCOMMANDS
+
+
+def test_the_memoria_command_hands_capture_to_the_capture_hook(home: Path, tmp_path: Path) -> None:
+    stop = {
+        "session_id": "4b1e0c1a",
+        "transcript_path": str(tmp_path / "none.jsonl"),
+        "cwd": str(tmp_path),
+        "hook_event_name": "Stop",
+    }
+    run = run_hook(
+        home,
+        json.dumps(stop).encode(),
+        url="http://127.0.0.1:1",
+        argv=[MEMORIA, "hook", "capture"],
+        extra_env={**state_env(home), "MEMORIA_CLIENT__CAPTURE": "off"},
+    )
+    assert_silent(run)
+    assert last_outcomes(home)["capture"]["outcome"] == "off"
+    assert "capture off" in run.log

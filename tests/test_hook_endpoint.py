@@ -2,15 +2,18 @@
 
 The namespace is the `namespace` query parameter (the command hook and project installs send it),
 else the server's `default_namespace`; the event's `cwd` is a path on the client's machine and
-never read here.
+never read here. Every answer a person could see as a hook error is a 200 `{}` instead: no key, an
+unknown key, a pasted prompt over the server's body limit.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
@@ -280,6 +283,115 @@ async def test_other_hook_events_are_not_answered(client: Client, alice: dict[st
     assert (await hook(client, alice, payload)).json() == {}
 
 
-async def test_hook_needs_a_key(client: Client, repo: Path) -> None:
-    response = await client.post(HOOK, json=event("How do we deploy?", repo))
-    assert response.status_code == 401
+@pytest.mark.parametrize(
+    "headers",
+    [{}, {"Authorization": "Bearer mem_not-a-key"}, {"Authorization": "Basic dXNlcjpwYXNz"}],
+    ids=["no-key", "unknown-key", "not-bearer"],
+)
+async def test_a_missing_or_unknown_key_answers_empty_not_401(
+    client: Client, alice: dict[str, str], repo: Path, headers: dict[str, str]
+) -> None:
+    """Claude Code shows a 401 as a hook error on every prompt; the hook says `{}` and names why."""
+    await store(client, alice)
+    response = await hook(client, headers, event("How do we deploy the service to production?", repo))
+    assert response.json() == {}
+    assert response.headers[OUTCOME_HEADER] == "unauthorized"
+
+
+async def test_a_prompt_over_the_body_limit_is_skipped_not_refused(
+    client: Client, alice: dict[str, str], repo: Path
+) -> None:
+    """A pasted log over the server's 1 MiB limit used to be a 413 (a hook error on screen)."""
+    await store(client, alice)
+    pasted = "How do we deploy this? " + "log line: deploy step finished\n" * 70_000
+    assert len(pasted) > 2 * 1024 * 1024
+    response = await hook(client, alice, event(pasted, repo))
+    assert response.json() == {}
+    assert response.headers[OUTCOME_HEADER] == "too-large"
+
+
+async def test_a_body_over_the_hook_limit_is_still_refused(client: Client, alice: dict[str, str]) -> None:
+    """The hook routes read bodies up to 8 MiB only to skip them; past that it is a 413 as elsewhere."""
+    body = b'{"prompt": "' + b"x" * (9 * 1024 * 1024) + b'"}'
+    response = await client.post(
+        HOOK, content=body, headers=alice | {"content-type": "application/json"}, params={"namespace": "x"}
+    )
+    assert response.status_code == 413
+
+
+async def test_other_routes_keep_the_normal_body_limit(client: Client, alice: dict[str, str]) -> None:
+    body = {"content": "x" * (2 * 1024 * 1024), "namespace": "repo:shop-api"}
+    assert (await client.post("/v1/memories", json=body, headers=alice)).status_code == 413
+
+
+EPISODE = (
+    "User: how do we deploy the service to production?\n\n"
+    "Assistant: we deploy to production with Terraform from the release branch, never kubectl apply."
+)
+
+
+async def make_episode(
+    client: Client, headers: dict[str, str], conn: asyncpg.Connection, content: str = EPISODE
+) -> int:
+    """An episode as capture leaves it: stored, then marked captured (low importance, expiring)."""
+    response = await client.post(
+        "/v1/memories", json={"content": content, "namespace": "repo:shop-api"}, headers=headers
+    )
+    assert response.status_code == 201, response.text
+    memory_id = int(response.json()["id"])
+    await conn.execute(
+        "UPDATE memories SET kind = 'episode', importance = 0.2, expires_at = $2 WHERE public_id = $1",
+        memory_id,
+        datetime.now(UTC) + timedelta(days=10),
+    )
+    return memory_id
+
+
+def memory_lines(response: Any) -> list[str]:
+    context: str = response.json()["hookSpecificOutput"]["additionalContext"]
+    return [line for line in context.splitlines() if line.startswith("- #")]
+
+
+async def test_curated_memories_come_before_a_strong_episode(
+    client: Client, alice: dict[str, str], conn: asyncpg.Connection, repo: Path
+) -> None:
+    ids = await store(client, alice)
+    episode = await make_episode(client, alice, conn)
+    response = await hook(client, alice, event("How do we deploy the service to production?", repo))
+    lines = memory_lines(response)
+    day = datetime.now(UTC).strftime("%Y-%m-%d")
+    episode_lines = [
+        n for n, line in enumerate(lines) if line.startswith(f"- #{episode} [episode {day}] User:")
+    ]
+    curated_lines = [n for n, line in enumerate(lines) if line.startswith(tuple(f"- #{i} " for i in ids))]
+    assert episode_lines and curated_lines, lines
+    assert max(curated_lines) < min(episode_lines)
+    assert response.headers[OUTCOME_HEADER] == f"injected:{len(lines)}"
+
+
+@pytest.mark.parametrize("hook_settings", [HookSettings(episode_min_score_ratio=1.0, budget_ms=ROOMY)])
+async def test_an_episode_scoring_below_the_bar_is_left_out(
+    client: Client, alice: dict[str, str], conn: asyncpg.Connection, repo: Path
+) -> None:
+    """With the bar at the best hit's own score, an episode that is not the best hit never shows,
+    while the curated memories it trails still do."""
+    await store(client, alice)
+    weak = await make_episode(
+        client, alice, conn, "User: what is for lunch?\n\nAssistant: the deploy team orders pizza on Fridays."
+    )
+    prompt = "How do we deploy the service to production?"
+    candidates = await client.post(
+        "/v1/recall", json={"query": prompt, "namespace": "repo:shop-api", "limit": 16}, headers=alice
+    )
+    assert weak in [hit["id"] for hit in candidates.json()["results"]]  # recall finds it; the bar drops it
+    lines = memory_lines(await hook(client, alice, event(prompt, repo)))
+    assert lines and not any(line.startswith(f"- #{weak} ") for line in lines), lines
+
+
+async def test_an_episode_that_is_the_only_match_is_injected(
+    client: Client, alice: dict[str, str], conn: asyncpg.Connection, repo: Path
+) -> None:
+    episode = await make_episode(client, alice, conn)
+    response = await hook(client, alice, event("How do we deploy the service to production?", repo))
+    (line,) = memory_lines(response)
+    assert line.startswith(f"- #{episode} [episode ")

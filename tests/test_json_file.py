@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.client.json_file import JsonFileError, read_object, render_like, write_atomically
+from app.client.json_file import JsonFileError, read_object, render_edit, render_like, write_atomically
 from app.hooks import install as hooks
 from app.mcp import install as mcp
 
@@ -57,3 +57,35 @@ def test_a_file_that_is_not_a_json_object_is_refused_and_left_alone(tmp_path: Pa
     with pytest.raises(JsonFileError):
         hooks.install(path, hooks.command_hook("http://127.0.0.1:8080", None))
     assert path.read_text() == text
+
+
+HAND_WRITTEN = """{ "theme":"dark" ,
+  "list" : [1,2 ,  {"a": "é\\u00e9\\"q"}],
+\t"nested": {"deep": {"keep": []}, "inline": {"x": 1}},
+  "last": null
+}"""
+
+
+def test_an_edit_keeps_every_untouched_byte_and_undoing_it_gives_the_original_back() -> None:
+    original = json.loads(HAND_WRITTEN)
+    edited = json.loads(HAND_WRITTEN)
+    edited["nested"]["deep"]["keep"].append({"added": True})
+    edited["nested"]["inline"]["y"] = [2]
+    edited["list"].append("new")
+    edited["added"] = {"k": "v"}
+    text = render_edit(edited, HAND_WRITTEN)
+    assert json.loads(text) == edited
+    assert '{ "theme":"dark" ,\n  "list" : [1,2 ,  {"a": "é\\u00e9\\"q"},  "new"]' in text, (
+        "spaced like the last one"
+    )
+    assert '"inline": {"x": 1, "y": [2]}' in text, "a one-line object stays on one line"
+    assert render_edit(original, text) == HAND_WRITTEN
+
+
+def test_an_edited_element_keeps_its_neighbours_text() -> None:
+    text = '[\n  {"id": 1,  "v": "a"},\n  {"id": 2, "v": "b"}\n]'
+    assert render_edit({"x": 1}, "") == '{\n  "x": 1\n}\n'
+    wrapped = '{"items": ' + text + "}"
+    data = json.loads(wrapped)
+    data["items"][1]["v"] = "c"
+    assert render_edit(data, wrapped) == '{"items": [\n  {"id": 1,  "v": "a"},\n  {"id": 2, "v": "c"}\n]}'

@@ -1,11 +1,26 @@
 """The tool definitions the agent pays for on every request: their size, and that each schema lists
-exactly the arguments the server decodes."""
+exactly the arguments the server decodes; and the episode-aware tools (`kinds` on recall, the
+episode marker in results, `memory_promote`) against the real services."""
 
 from __future__ import annotations
 
-import msgspec
+import asyncio
+from dataclasses import replace
+from typing import Any
 
+import asyncpg
+import msgspec
+import pytest
+from litestar import Litestar
+from litestar.testing import AsyncTestClient
+
+from app.auth.scopes import READ, WRITE
+from app.auth.service import AuthUser
+from app.mcp.calls import Caller, Outcome, call_tool
+from app.mcp.settings import McpSettings
 from app.mcp.tools import TOOLS, definitions_text
+
+Client = AsyncTestClient[Litestar]
 
 # 2,500 tokens is the issue's budget; at the ~4 characters per token of English and JSON, 6,000
 # characters keeps well inside it (`memoria bench mcp` prints the count).
@@ -37,3 +52,98 @@ def test_the_store_items_schema_matches_a_new_memory() -> None:
 def test_every_description_says_when_to_call_the_tool() -> None:
     for tool in TOOLS:
         assert 20 <= len(tool.description) <= 400, tool.name
+
+
+# ---------------------------------------------------------------------------------------------
+# Episodes through the tools: the real services of a real app, called as the /mcp endpoint does.
+
+
+async def _call(client: Client, caller: Caller, name: str, arguments: dict[str, Any]) -> Outcome:
+    """`call_tool` on the app's own event loop (its pools live there; the test client runs the app
+    in a portal thread)."""
+    return await asyncio.to_thread(lambda: client.blocking_portal.call(call_tool, caller, name, arguments))
+
+
+@pytest.fixture
+async def agent(client: Client, alice: dict[str, str], conn: asyncpg.Connection) -> Caller:
+    """alice's agent, installed for namespace `proj`, with a read-write key."""
+    user_id = await conn.fetchval("SELECT id FROM users WHERE name = 'alice'")
+    state = client.app.state
+    return Caller(
+        user=AuthUser(id=user_id, name="alice", key_id=0, scopes=frozenset({READ, WRITE})),
+        namespace="proj",
+        memories=state.memory_service,
+        recall=state.recall_service,
+        settings=McpSettings(),
+        read_deadline_s=10.0,
+    )
+
+
+async def _seed(client: Client, alice: dict[str, str], conn: asyncpg.Connection) -> tuple[int, int]:
+    """(curated id, episode id), both about the same deploy."""
+    body = [
+        {"content": "Deploys of the billing service go through Terraform.", "namespace": "proj"},
+        {
+            "content": "User: how do we deploy billing?\n\nAssistant: terraform apply, billing stack.",
+            "namespace": "proj",
+        },
+    ]
+    response = await client.post("/v1/memories", json=body, headers=alice)
+    assert response.status_code == 201, response.text
+    curated, episode = (r["id"] for r in response.json()["results"])
+    await conn.execute(
+        "UPDATE memories SET kind = 'episode', importance = 0.2, expires_at = now() + interval '5 days'"
+        " WHERE public_id = $1",
+        episode,
+    )
+    return curated, episode
+
+
+def _ids(text: str) -> list[int]:
+    return [int(line[1:].split()[0]) for line in text.splitlines() if line.startswith("#")]
+
+
+async def test_recall_marks_episodes_and_filters_by_kind(
+    client: Client, alice: dict[str, str], conn: asyncpg.Connection, agent: Caller
+) -> None:
+    curated, episode = await _seed(client, alice, conn)
+    both = await _call(client, agent, "memory_recall", {"query": "how do we deploy billing?"})
+    assert not both.is_error, both.text
+    assert sorted(_ids(both.text)) == sorted([curated, episode])
+    headers = {int(line[1:].split()[0]): line for line in both.text.splitlines() if line.startswith("#")}
+    assert " episode score " in headers[episode] and " episode " not in headers[curated]
+    only = await _call(
+        client, agent, "memory_recall", {"query": "how do we deploy billing?", "kinds": ["episode"]}
+    )
+    assert _ids(only.text) == [episode]
+    for kinds in (["summary"], ["episode", "episode"]):
+        bad = await _call(client, agent, "memory_recall", {"query": "deploy", "kinds": kinds})
+        assert (
+            bad.is_error and bad.text.startswith("invalid arguments for memory_recall") and "kind" in bad.text
+        )
+
+
+async def test_promote_keeps_an_episode_for_good(
+    client: Client, alice: dict[str, str], conn: asyncpg.Connection, agent: Caller
+) -> None:
+    _, episode = await _seed(client, alice, conn)
+    promoted = await _call(client, agent, "memory_promote", {"id": episode, "pinned": True})
+    assert not promoted.is_error, promoted.text
+    assert promoted.text.startswith("Promoted.") and " pinned " in promoted.text
+    row = await conn.fetchrow(
+        "SELECT kind, pinned, expires_at, importance FROM memories WHERE public_id = $1", episode
+    )
+    assert (row["kind"], row["pinned"], row["expires_at"]) == ("memory", True, None)
+    assert row["importance"] >= 0.5
+    missing = await _call(client, agent, "memory_promote", {"id": 2**53})
+    assert missing.is_error and missing.text.startswith("not found")
+
+
+async def test_promote_needs_the_write_scope(
+    client: Client, alice: dict[str, str], conn: asyncpg.Connection, agent: Caller
+) -> None:
+    _, episode = await _seed(client, alice, conn)
+    reader = replace(agent, user=replace(agent.user, scopes=frozenset({READ})))
+    refused = await _call(client, reader, "memory_promote", {"id": episode})
+    assert refused.is_error and "`write` scope" in refused.text
+    assert await conn.fetchval("SELECT kind FROM memories WHERE public_id = $1", episode) == "episode"

@@ -70,6 +70,7 @@ def _args(**overrides: Any) -> RecallArgs:
         "tags": None,
         "tags_match_all": False,
         "created_since": None,
+        "kinds": None,
         "created_until": None,
         "lexical_cap": 1000,
         "w_lexical": 1.0,
@@ -172,6 +173,7 @@ def test_row_filters_is_on_exactly_when_a_row_filter_is_set() -> None:
         {"category": "c"},
         {"tags": ["t"]},
         {"created_since": since},
+        {"kinds": ["episode"]},
         {"created_until": since},
     ]
     for row_filter in row_filters:

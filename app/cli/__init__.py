@@ -24,15 +24,18 @@ def main(verbose: bool) -> None:
 def _register() -> None:
     from app.cli import admin
     from app.cli.bench import bench
+    from app.cli.capture import capture
     from app.cli.client import COMMANDS as CLIENT_COMMANDS
     from app.cli.embeddings import embeddings
     from app.cli.graph import graph
     from app.cli.hooks import bench_hook, hook
     from app.cli.mcp import mcp
+    from app.cli.promote import promote
     from app.cli.secrets import secrets
 
-    for command in (*admin.COMMANDS, *CLIENT_COMMANDS, bench, graph, embeddings, hook, mcp, secrets):
+    for command in (*admin.COMMANDS, *CLIENT_COMMANDS, bench, capture, graph, embeddings, hook, mcp, secrets):
         main.add_command(command)
+    main.add_command(promote)
     bench.add_command(bench_hook)
 
 

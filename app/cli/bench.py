@@ -393,3 +393,53 @@ def mcp(memories: int, rounds: int, sentences: Path | None, json_out: Path | Non
         click.echo(f"wrote {json_out}", err=True)
     if not all(check["met"] for check in report["targets"]):
         raise SystemExit(1)
+
+
+@bench.command("capture")
+@click.option("--memories", type=click.IntRange(min=1), default=2000, show_default=True, help="Corpus size.")
+@click.option("--pinned", type=click.IntRange(min=0), default=5, show_default=True, help="Pinned memories.")
+@click.option("--runs", type=click.IntRange(min=2), default=30, show_default=True, help="Timed runs of each.")
+@click.option("--warmup", type=click.IntRange(min=0), default=3, show_default=True, help="Untimed first.")
+@click.option("--exchanges", type=click.IntRange(min=1), default=200, show_default=True, help="Delta size.")
+@click.option(
+    "--sentences",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="persona-sentences/sentences.txt (default: ../shared/bench/… beside the repo).",
+)
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON.")
+@click.option("--check", is_flag=True, help="Exit 1 when a target is missed.")
+def capture(
+    memories: int,
+    pinned: int,
+    runs: int,
+    warmup: int,
+    exchanges: int,
+    sentences: Path | None,
+    json_out: Path | None,
+    check: bool,
+) -> None:
+    """What the capture and SessionStart hooks cost a session: the capture hook process on a
+    200-exchange delta (and until it is stored), SessionStart end to end, the UserPromptSubmit endpoint."""
+    from app.bench.capture import CaptureBenchOptions, bench_capture, print_report
+    from app.bench.latency import DEFAULT_SENTENCES
+    from app.hooks.bench import bench_hook_latency
+
+    corpus = sentences or DEFAULT_SENTENCES
+    if not corpus.is_file():
+        raise click.BadParameter(f"{corpus} does not exist", param_hint="--sentences")
+    options = CaptureBenchOptions(
+        sentences=corpus, memories=memories, pinned=pinned, runs=runs, warmup=warmup, exchanges=exchanges
+    )
+    settings = config.settings()
+    embedder = build_embedder(settings.embeddings)
+    with (
+        scratch_server(settings.database.embedded_shared_buffers) as admin_url,
+        scratch_database(admin_url, embedder.dimension) as (url, _),
+    ):
+        report = asyncio.run(bench_capture(url, options, Console(stderr=True), bench_hook_latency))
+    print_report(report, Console(width=140))
+    if json_out is not None:
+        json_out.write_text(json.dumps(report, indent=2, default=str))
+        click.echo(f"wrote {json_out}", err=True)
+    if check and not all(target["met"] for target in report["targets"]):
+        raise SystemExit(1)

@@ -18,9 +18,12 @@ from rich.markup import escape
 from app.cli.config import settings
 from app.client.api import Api, RequestFailed
 from app.client.environment import write_key_file
-from app.client.namespace import namespace_for_cwd
+from app.client.namespace import git_root, namespace_for_cwd
 from app.client.render import console, err_console, memory_table, print_json, recall_table
+from app.client.settings import ClientSettings
 from app.client.transfer import count_memories, export_memories, import_memories
+from app.hooks import install as hook_setup
+from app.hooks import state as hook_state
 from app.settings import Settings
 
 
@@ -175,8 +178,22 @@ def forget(memory_id: int, purge: bool) -> None:
 
 @click.command()
 def status() -> None:
-    """Server, database, embedder and your memory counts; exits 1 unless all is well."""
+    """Server, database, embedder and your memory counts; then this machine's Claude Code hooks,
+    capture spool and last hook outcomes (shown when the server is down too). Exits 1 unless the
+    server is ready."""
     client = settings().client
+    try:
+        healthy = _server_status(client)
+    except click.ClickException as exc:  # unreachable, refused key, no key: the local part still helps
+        console().print(f"server     {escape(client.url)}  [red]{escape(exc.format_message())}[/red]")
+        healthy = False
+    _hooks_status(Path.cwd())
+    _local_state(client)
+    if not healthy:
+        raise click.exceptions.Exit(1)
+
+
+def _server_status(client: ClientSettings) -> bool:
     with Api.from_settings(client) as api:
         # `/readyz` names the failing check only for a key with the `admin` scope
         ready = api.send("GET", "/readyz", accept=(503,))
@@ -196,8 +213,59 @@ def status() -> None:
     console().print(f"key        [green]ok[/green]  {len(namespaces)} namespaces, {total} memories")
     for ns in namespaces:
         console().print(f"  {ns['memories']:>8}  {ns['name']}")
-    if not healthy:
-        raise click.exceptions.Exit(1)
+    return healthy
+
+
+def _hooks_status(cwd: Path) -> None:
+    """Memoria's hooks in each settings scope Claude Code would read for a session started here."""
+    project = Path(git_root(str(cwd)) or cwd)
+    console().print("hooks")
+    for scope in ("user", "project", "local"):
+        path = hook_setup.settings_path(scope, project)
+        found = hook_setup.read_installed(path)
+        if found is None:
+            console().print(f"  {scope:<8} [red]unreadable[/red]  {escape(str(path))}")
+        elif not found:
+            console().print(f"  {scope:<8} [dim]none[/dim]  {escape(str(path))}")
+        else:
+            console().print(f"  {scope:<8} {escape(str(path))}")
+            for event, entries in found.items():
+                kinds = ", ".join(hook_setup.describe(entry) for entry in entries)
+                console().print(f"    {event:<17} {kinds}")
+
+
+def _local_state(client: ClientSettings) -> None:
+    """The capture spool and the last outcome of each hook, from the client's state directory."""
+    env = dict(os.environ)
+    if client.state_dir is not None:
+        env[hook_state.ENV_STATE_DIR] = str(client.state_dir)
+    spool = hook_state.spool_summary(env)
+    where = escape(hook_state.state_dir(env))
+    if spool["exchanges"] or spool["batches"]:
+        console().print(
+            f"spool      [yellow]{spool['exchanges']} exchanges in {spool['batches']} batches "
+            f"({spool['bytes']} bytes) waiting for the server[/yellow]  {where}"
+        )
+    else:
+        console().print(f"spool      empty  {where}")
+    records = hook_state.read_status(env)
+    for what, label in (
+        ("capture", "capture"),
+        ("flush", "flush"),
+        ("recall", "recall"),
+        ("session-start", "session"),
+    ):
+        record = records.get(what)
+        if not isinstance(record, dict):
+            console().print(f"last {label:<9} [dim]never[/dim]")
+            continue
+        namespace = record.get("namespace") or "server default"
+        console().print(
+            escape(
+                f"last {label:<9} {record.get('at')}  {record.get('outcome')}  "
+                f"count {record.get('count')}  namespace {namespace}"
+            )
+        )
 
 
 @click.command()

@@ -1,5 +1,10 @@
-"""`memoria hook …` (run the command hook; install or remove it in Claude Code settings) and
-`memoria bench hook` (what the hook adds to each prompt). The logic lives in `app.hooks`."""
+"""`memoria hook …` (the command hooks; install or remove them in Claude Code settings) and
+`memoria bench hook` (what the hook adds to each prompt). The logic lives in `app.hooks`.
+
+The console script sends `memoria hook <user-prompt-submit|session-start|capture|flush>` to
+`app.hooks.command` before this package is even imported (`app.entry`); the click commands of the
+same names here serve `python -m app.cli` and `memoria hook --help`, and show the same help text.
+"""
 
 from __future__ import annotations
 
@@ -16,57 +21,70 @@ from rich.table import Table
 from app.cli.config import settings
 from app.client.api import api_key
 from app.client.environment import ENV_API_KEY
-from app.client.namespace import namespace_for_cwd
+from app.client.namespace import git_root, namespace_for_cwd
 from app.client.settings import ClientSettings
 from app.hooks import install as setup
 from app.hooks.bench import COLUMNS, BenchFailed, bench_hook_latency
+from app.hooks.command import HELP, SUBCOMMANDS
 from app.hooks.command import main as run_command_hook
 from app.hooks.key_check import excess_scopes_warning, key_grant
 
+_SHORT_HELP = {
+    "user-prompt-submit": "The UserPromptSubmit hook: recall for the prompt on stdin.",
+    "session-start": "The SessionStart hook: the project's key memories for a new session.",
+    "capture": "The Stop / PreCompact / SessionEnd hook: spool the session's new exchanges.",
+    "flush": "Send the spooled captures to Memoria.",
+}
 _SCOPES = get_args(setup.Scope)
 _MODES = get_args(setup.Mode)
 
 
 @click.group()
 def hook() -> None:
-    """Auto-recall before every Claude Code prompt (UserPromptSubmit hook)."""
+    """Claude Code hooks: context at SessionStart, recall per prompt, capture at Stop."""
 
 
-@hook.command(
-    "user-prompt-submit",
-    context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
-    options_metavar="[--url URL] [--namespace NAME]",
-)
-@click.pass_context
-def user_prompt_submit(ctx: click.Context) -> None:
-    """The command hook: event JSON on stdin, answer on stdout; always exits 0 (fails open).
+def _hook_subcommand(sub: str) -> click.Command:
+    """`memoria hook <sub>`: the fail-open hook itself, with its own --help."""
 
-    \b
-    --url URL         Memoria base URL (default: MEMORIA_CLIENT__URL or http://127.0.0.1:8080).
-    --namespace NAME  Recall from this namespace instead of the repository's.
+    # No click options on purpose: a bad argument must still exit 0 (Claude Code blocks the prompt
+    # on exit 2), so the hook parses them and logs what it refused; --help is the hook's too. Nor
+    # are the settings loaded: like the script, the hook reads its variables itself, so an
+    # unrelated bad setting cannot fail the prompt either.
+    @click.command(
+        sub,
+        help=HELP[sub],
+        short_help=_SHORT_HELP[sub],
+        add_help_option=False,
+        context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+    )
+    @click.pass_context
+    def run(ctx: click.Context) -> None:
+        code = run_command_hook([sub, *ctx.args])
+        sys.stdout.flush()
+        # Skip interpreter teardown (torch and friends take ~0.2 s to unload): the answer is out,
+        # the log is closed, and every millisecond here delays the person's prompt.
+        os._exit(code)
 
-    The namespace is worked out here, from the event's cwd: MEMORIA_CLIENT__NAMESPACE_MAP, else the
-    git repository (repo:<name>), else MEMORIA_CLIENT__DEFAULT_NAMESPACE, else the server's default.
+    return run
 
-    Same code as scripts/memoria-hook, which starts faster. Reads MEMORIA_CLIENT__URL,
-    MEMORIA_CLIENT__API_KEY (else the key file), MEMORIA_CLIENT__HOOK_BUDGET_S and
-    MEMORIA_CLIENT__HOOK_LOG; why it stayed silent goes to that log.
-    """
-    # Only --help is click's. The other arguments are not click options on purpose: a bad one must
-    # still exit 0 (Claude Code blocks the prompt on exit 2), so the hook parses them and logs what
-    # it refused. Nor are the settings loaded: like the script, the hook reads its variables
-    # itself, so an unrelated bad setting cannot fail the prompt either.
-    code = run_command_hook(["user-prompt-submit", *ctx.args])
-    sys.stdout.flush()
-    # Skip interpreter teardown (torch and friends take ~0.2 s to unload): the answer is out,
-    # the log is closed, and every millisecond here delays the person's prompt.
-    os._exit(code)
+
+for _sub in SUBCOMMANDS:
+    hook.add_command(_hook_subcommand(_sub))
+
+
+def _project(project_dir: Path | None) -> Path:
+    """`--project-dir`, else the git repository around the cwd (where Claude Code keeps a project's
+    `.claude`, and where `memoria status` looks), else the cwd."""
+    if project_dir is not None:
+        return project_dir
+    return Path(git_root(os.getcwd()) or os.getcwd())
 
 
 def _target(scope: str, project_dir: Path | None, settings_file: Path | None) -> Path:
     if settings_file is not None:
         return settings_file
-    return setup.settings_path(cast(setup.Scope, scope), project_dir or Path.cwd())
+    return setup.settings_path(cast(setup.Scope, scope), _project(project_dir))
 
 
 _scope_option = click.option(
@@ -78,7 +96,9 @@ _scope_option = click.option(
     "local: .claude/settings.local.json (yours, not committed).",
 )
 _project_option = click.option(
-    "--project-dir", type=click.Path(file_okay=False, path_type=Path), help="Project root (default: cwd)."
+    "--project-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Project root (default: the git repository around the cwd, else the cwd).",
 )
 _file_option = click.option(
     "--settings-file", type=click.Path(dir_okay=False, path_type=Path), help="Edit this file instead."
@@ -92,79 +112,170 @@ _file_option = click.option(
     type=click.Choice(_MODES),
     default="command",
     show_default=True,
-    help="command: runs on this machine, finds the namespace per prompt from the git repository, reads "
-    "the key file, and stays silent when the server is down; http: no process per prompt, but Claude "
-    "Code shows connection errors while the server is stopped.",
+    help="How the UserPromptSubmit hook runs. command: on this machine, finds the namespace per prompt "
+    "from the git repository, reads the key file, and stays silent when the server is down; http: no "
+    "process per prompt, but needs MEMORIA_CLIENT__API_KEY in Claude Code's environment and shows "
+    "connection errors while the server is stopped. The other hooks are always commands.",
+)
+@click.option(
+    "--session-start/--no-session-start",
+    default=True,
+    help="SessionStart: the namespace's pinned and most important memories when a session starts.",
+)
+@click.option("--recall/--no-recall", default=True, help="UserPromptSubmit: recall for every prompt.")
+@click.option(
+    "--capture/--no-capture",
+    default=True,
+    help="Stop, PreCompact, SessionEnd: store each exchange as an episode, no LLM involved.",
+)
+@click.option(
+    "--async-stop/--sync-stop",
+    default=False,
+    show_default=True,
+    help="Run the Stop capture hook async. Claude Code kills an async Stop hook when a `claude -p` "
+    "session ends, and then skips SessionEnd: that session's last exchanges are not captured.",
 )
 @click.option("--url", help="Memoria base URL (default: MEMORIA_CLIENT__URL or http://127.0.0.1:8080).")
 @click.option(
     "--namespace",
-    help="Always recall from this namespace. Default: command hooks work it out per prompt from the "
-    "session's git repository; project http installs write the project's into the URL; user http "
-    "installs use the server's default namespace.",
+    help="Always use this namespace. Default: command hooks work it out per event from the session's "
+    "git repository; project http installs write the project's into the URL; user http installs use "
+    "the server's default namespace.",
 )
 @_project_option
 @_file_option
 def hook_install(
     scope: str,
     mode: str,
+    session_start: bool,
+    recall: bool,
+    capture: bool,
+    async_stop: bool,
     url: str | None,
     namespace: str | None,
     project_dir: Path | None,
     settings_file: Path | None,
 ) -> None:
-    """Add the Memoria hook to a Claude Code settings file (idempotent; other settings kept)."""
+    """Add Memoria's hooks to a Claude Code settings file (idempotent; other settings kept).
+
+    One install: SessionStart, UserPromptSubmit, and capture on Stop, PreCompact and SessionEnd,
+    each switchable. A hook you switch off is taken out if an earlier install added it.
+    """
+    if not (session_start or recall or capture):
+        raise click.UsageError(
+            "nothing to install: every hook is switched off (see `memoria hook uninstall`)"
+        )
     client = settings().client
     base = url or client.url
-    if mode == "http" and namespace is None and scope != "user":
-        namespace = _project_namespace(project_dir or Path.cwd(), client)
-    entry = setup.http_hook(base, namespace) if mode == "http" else setup.command_hook(base, namespace)
+    http = mode == "http" and recall
+    if http:
+        _refuse_http_without_key()
+    http_namespace = namespace
+    if http and namespace is None and scope != "user":
+        http_namespace = _project_namespace(_project(project_dir), client)
+    plan = setup.planned_hooks(
+        base,
+        namespace,
+        cast(setup.Mode, mode),
+        http_namespace=http_namespace,
+        session_start=session_start,
+        recall=recall,
+        capture=capture,
+        async_stop=async_stop,
+    )
     path = _target(scope, project_dir, settings_file)
     try:
-        changed = setup.install(path, entry)
+        changed = setup.install(path, plan)
     except setup.SettingsFileError as exc:
         raise click.ClickException(str(exc)) from exc
-    click.echo(f"{'installed' if changed else 'already installed'}: {mode} hook in {path}", err=True)
-    if mode == "http" and namespace is None:
+    click.echo(f"{'installed' if changed else 'already installed'} in {path}:", err=True)
+    for event, entry in plan.items():
+        click.echo(f"  {event:<17} {setup.describe(entry)}", err=True)
+    skipped = [name for name, on in (("SessionStart", session_start), ("UserPromptSubmit", recall)) if not on]
+    skipped += [] if capture else list(setup.CAPTURE_EVENTS)
+    if skipped:
+        click.echo(f"  (not installed: {', '.join(skipped)})", err=True)
+    if http and http_namespace is None:
         click.echo(
-            "The hook names no namespace: the server's default (MEMORIA_HOOKS__DEFAULT_NAMESPACE) serves "
-            "every project. For each repository's own memories use --mode command or a project install.",
+            "The http hook names no namespace: the server's default (MEMORIA_HOOKS__DEFAULT_NAMESPACE) "
+            "serves every project. For each repository's own memories use --mode command or a project "
+            "install.",
             err=True,
         )
-    _warn_about_key_scopes(base, client)
-    if mode == "http":
-        note = f"Claude Code fills the Bearer header from ${ENV_API_KEY}: start it with that variable set"
-        if not os.environ.get(ENV_API_KEY):
-            note += " (it is not set in this shell)"
-        click.echo(note + ".", err=True)
-    else:
+    _warn_about_key_scopes(base, client, capture)
+    if http:
         click.echo(
-            f"The hook reads the key from ${ENV_API_KEY} or the key file (see `memoria login`).", err=True
+            f"The http hook reads the key from ${ENV_API_KEY} only (not the key file): start Claude Code "
+            "with it set. While the server is stopped Claude Code shows a connection error on every "
+            "prompt; --mode command stays silent.",
+            err=True,
+        )
+        for warning in setup.http_warnings(base, os.environ):
+            click.echo(f"warning: {warning}", err=True)
+    if mode == "command" or session_start or capture:
+        click.echo(
+            f"The command hooks read the key from ${ENV_API_KEY} or the key file (see `memoria login`).",
+            err=True,
         )
         if scope == "project" and settings_file is None:
             click.echo(
-                "Note: the command names this machine's Python; --scope local keeps it out of git.", err=True
+                "Note: the commands name this machine's Python; --scope local keeps them out of git.",
+                err=True,
             )
+
+
+def _refuse_http_without_key() -> None:
+    """The http hook sends `Bearer $MEMORIA_CLIENT__API_KEY` and nothing else: with the key only in
+    the key file (`memoria login`) every prompt would be refused, so say so before installing."""
+    if os.environ.get(ENV_API_KEY, "").strip():
+        return
+    raise click.ClickException(
+        f"--mode http needs {ENV_API_KEY} set, in this shell and in the one that starts Claude Code: "
+        "the http hook cannot read the key file that `memoria login` writes, so every prompt would get "
+        "401. Set the variable and run this again, or use --mode command (the default), which reads "
+        "the key file."
+    )
 
 
 def _project_namespace(project_dir: Path, client: ClientSettings) -> str | None:
     """The project's namespace, computed on this machine now, for the http hook's URL."""
     namespace = setup.project_namespace(project_dir, client.namespace_map, client.default_namespace)
     if namespace is not None:
-        click.echo(f"The hook recalls from namespace {namespace} (this project's).", err=True)
+        click.echo(f"The http hook recalls from namespace {namespace} (this project's).", err=True)
     return namespace
 
 
-def _warn_about_key_scopes(url: str, client: ClientSettings) -> None:
-    """Warn when the key the hook will use can do more than read (quiet when it cannot be checked)."""
+def _warn_about_key_scopes(url: str, client: ClientSettings, capture: bool) -> None:
+    """Warn when the hooks' key can do more than they need (read; write too for capture), or less
+    (capture without write is refused by the server); quiet when the key cannot be checked."""
     try:
         key = api_key(client)
     except click.ClickException:
         return
     grant = key_grant(url, key)
-    warning = excess_scopes_warning(grant.scopes, grant.user) if grant else None
-    if warning:
-        click.echo(warning, err=True)
+    if grant is None:
+        return
+    if not capture:
+        warning = excess_scopes_warning(grant.scopes, grant.user)
+        if warning:
+            click.echo(warning, err=True)
+        return
+    scopes = set(grant.scopes)
+    who = grant.user or "USER"
+    if "write" not in scopes:
+        click.echo(
+            "warning: the hooks' key cannot write, so the server will refuse every capture: "
+            f"`memoria keys create --user {who} --scope read --scope write`, or install with --no-capture.",
+            err=True,
+        )
+    extra = sorted(scopes - {"read", "write"})
+    if extra:
+        click.echo(
+            f"warning: the hooks' key can also {', '.join(extra)}; they only need read and write. "
+            f"A narrower key limits what a leaked one can do: "
+            f"`memoria keys create --user {who} --scope read --scope write`.",
+            err=True,
+        )
 
 
 @hook.command("uninstall")
@@ -178,8 +289,10 @@ def hook_uninstall(scope: str, project_dir: Path | None, settings_file: Path | N
         removed = setup.uninstall(path)
     except setup.SettingsFileError as exc:
         raise click.ClickException(str(exc)) from exc
+    gone = " (it held nothing else, so it is gone)" if removed and not path.exists() else ""
     click.echo(
-        f"{'removed the' if removed else 'no'} Memoria hook {'from' if removed else 'in'} {path}", err=True
+        f"{'removed the' if removed else 'no'} Memoria hooks {'from' if removed else 'in'} {path}{gone}",
+        err=True,
     )
 
 

@@ -46,6 +46,21 @@ class ClientSettings(Section):
         default=None,
         description="Namespace for a cwd outside any git repository; unset = the server's default.",
     )
+    # Read by the capture hook itself (standard library only, `app.hooks.state`, `app.hooks.capture`);
+    # declared here so one shell environment serves the hooks and the `memoria` commands alike.
+    state_dir: Path | None = Field(
+        default=None,
+        description="The hooks' state (capture spool, transcript cursors, last outcomes); unset = "
+        "$XDG_STATE_HOME/memoria, else ~/.local/state/memoria.",
+    )
+    capture: str = Field(
+        default="on", description="`off` stops the capture hooks from storing anything (every project)."
+    )
+    capture_flush: str = Field(
+        default="detached",
+        description="`inline`: a capture hook sends its spool before exiting (tests); `detached`: a "
+        "separate process does, so the hook never waits for the server.",
+    )
 
     @model_validator(mode="after")
     def _names_are_valid(self) -> ClientSettings:

@@ -30,6 +30,7 @@ FIELDS = (
     "is_sensitive",
     "source",
     "metadata",
+    "pinned",
 )
 
 

@@ -70,7 +70,7 @@ class GraphIndexer:
         """Handler of `INDEX_JOB`: link memories that have no links yet. A memory changed since its
         job was written was unlinked by that change, so it is indexed with what it says now; one
         already linked, deleted or sensitive is left as it is. Completes the jobs with the links."""
-        await self.index([job.memory_id for job in jobs], fresh=True)
+        await self.index([job.memory_id for job in jobs if job.memory_id is not None], fresh=True)
 
     async def index(
         self,

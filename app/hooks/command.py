@@ -1,12 +1,19 @@
-"""The command hook: forward a Claude Code `UserPromptSubmit` event from stdin to Memoria.
+"""The command hooks: forward a Claude Code event from stdin to Memoria, or hand it to the capture hook.
 
-Claude Code spawns this once per prompt, so it and the modules it imports (`app.client.environment`,
-`app.client.namespace`, `app.hooks.budget`, `app.hooks.http_post`, `app.hooks.hook_log`) load the
-standard library only, and neither pathlib nor typing at run time; the `app`, `app.client` and
-`app.hooks` packages are import-free. Start-up stays in tens of milliseconds on any Python 3.11. It
-fails open: with no server, a hung server, a refused key or bad input it exits 0 with no output, so
-a memory service that is down never gets in the way of typing a prompt; the reason goes to the hook
-log.
+One entry point, four subcommands (`memoria-hook <sub>` or `memoria hook <sub>`):
+`user-prompt-submit` (the default) and `session-start` post the event to their hook route and print
+the answer; `capture` (Stop, PreCompact, SessionEnd) and `flush` belong to `app.hooks.capture`,
+which this module only dispatches to (imported when asked for, so a prompt never loads it).
+
+Claude Code spawns this once per event, so it and the modules it imports (`app.client.environment`,
+`app.client.namespace`, `app.hooks.budget`, `app.hooks.http_post`, `app.hooks.hook_log`,
+`app.hooks.state`) load the standard library only, and neither pathlib nor typing at run time; the
+`app`, `app.client` and `app.hooks` packages are import-free. Start-up stays in tens of milliseconds
+on any Python 3.11, and `memoria hook <sub>` reaches this module through `app.entry` without loading
+the rest of the command line. It fails open: with no server, a hung server, a refused key, bad
+arguments or bad input it exits 0 with no output, so a memory service that is down never gets in
+the way of typing a prompt; the reason goes to the hook log, and the outcome to the client's
+`status.json` for `memoria status`.
 
 This module is the flow only: arguments, event, key, namespace, one POST within the budget, the
 answer. The namespace is worked out HERE, on the person's machine, from the event's `cwd`
@@ -41,50 +48,118 @@ if TYPE_CHECKING:
     from typing import IO, Any
 
 HOOK_PATH = "/v1/hooks/claude-code/user-prompt-submit"
+SESSION_START_PATH = "/v1/hooks/claude-code/session-start"
+#: The subcommand each route answers, and the name its last outcome has in the client's status.json.
+ROUTES = {"user-prompt-submit": HOOK_PATH, "session-start": SESSION_START_PATH}
+STATUS_NAMES = {"user-prompt-submit": "recall", "session-start": "session-start"}
+CAPTURE_SUBCOMMANDS = ("capture", "flush")
+SUBCOMMANDS = (*ROUTES, *CAPTURE_SUBCOMMANDS)
+#: Where the server names what happened ("injected:3", "no-results", "unauthorized", ...).
+OUTCOME_HEADER = "memoria-hook-outcome"
+#: Outcomes that answer 200 `{}` (so Claude Code shows nothing) but need the person's attention:
+#: they go to the hook log. The others (no results, a skipped prompt) are the hook working.
+LOGGED_OUTCOMES = {
+    "unauthorized": "the server refused the API key",
+    "missing-scope": "the API key lacks a scope the hook needs",
+    "too-large": "the event was too large for the server",
+    "error": "the server failed to answer",
+    "unavailable": "the server is not ready",
+    "rejected": "the server rejected the request",
+}
 MAX_EVENT_BYTES = 4 * 1024 * 1024
 #: Event fields naming paths on this machine: the server has no use for them, so they stay here.
 LOCAL_FIELDS = ("cwd", "transcript_path")
 
-USAGE = "usage: memoria-hook [user-prompt-submit] [--url URL] [--namespace NAME]"
+USAGE = "usage: memoria-hook [user-prompt-submit|session-start|capture|flush] [--url URL] [--namespace NAME]"
+
+_COMMON = """
+Options:
+  --url URL         Memoria base URL (default: MEMORIA_CLIENT__URL, else http://127.0.0.1:8080).
+  --namespace NAME  Use this namespace instead of the session's repository's.
+  -h, --help        Show this text and exit.
+
+The namespace is worked out on this machine from the event's cwd: MEMORIA_CLIENT__NAMESPACE_MAP,
+else the git repository (repo:<name>), else MEMORIA_CLIENT__DEFAULT_NAMESPACE, else the server's
+default. The key comes from MEMORIA_CLIENT__API_KEY, else the key file (`memoria login`).
+Always exits 0 and prints one JSON object or nothing (Claude Code shows other exit codes as
+errors); why it stayed silent goes to the hook log (MEMORIA_CLIENT__HOOK_LOG, default
+~/.cache/memoria/hook.log), the outcome to `memoria status`. Time limit:
+MEMORIA_CLIENT__HOOK_BUDGET_S (default 1.5 s), counted from the process start.
+"""
+
+HELP = {
+    "user-prompt-submit": "usage: memoria hook user-prompt-submit [--url URL] [--namespace NAME]\n\n"
+    "Claude Code UserPromptSubmit command hook: event JSON on stdin, the memories that match the\n"
+    "prompt on stdout as additionalContext; always exits 0 (fails open).\n" + _COMMON,
+    "session-start": "usage: memoria hook session-start [--url URL] [--namespace NAME]\n\n"
+    "Claude Code SessionStart command hook: event JSON on stdin, the namespace's pinned and most\n"
+    "important memories on stdout as additionalContext (aware of source: startup, resume, clear,\n"
+    "compact); always exits 0 (fails open).\n" + _COMMON,
+    "capture": "usage: memoria hook capture [--url URL] [--namespace NAME]\n\n"
+    "Claude Code Stop / PreCompact / SessionEnd command hook: reads the session's new exchanges\n"
+    "from the event's transcript_path, spools them locally and starts a detached flusher that\n"
+    "sends them to Memoria; prints nothing, always exits 0. Capture is off with\n"
+    "MEMORIA_CLIENT__CAPTURE=off or a .memoria-no-capture file at the repository root.\n" + _COMMON,
+    "flush": "usage: memoria hook flush [--url URL]\n\n"
+    "Send the spooled captures (MEMORIA_CLIENT__STATE_DIR, else $XDG_STATE_HOME/memoria) to Memoria\n"
+    "in order; what the server does not take stays spooled. Reads no stdin, prints nothing, always\n"
+    "exits 0.\n" + _COMMON,
+}
 
 
 class HookFailure(Exception):
-    """A reason to give up quietly; the message goes to the hook log."""
+    """A reason to give up quietly; the message goes to the hook log, `outcome` to status.json."""
+
+    def __init__(self, message: str, outcome: str = "failed") -> None:
+        super().__init__(message)
+        self.outcome = outcome
+
+
+def wants_help(argv: Sequence[str]) -> bool:
+    return any(arg in ("-h", "--help") for arg in argv)
+
+
+def subcommand(argv: Sequence[str]) -> str:
+    """The subcommand `argv` names; `user-prompt-submit` when it starts with an option or is empty
+    (the launcher's original form), the unknown word itself otherwise."""
+    return argv[0] if argv and not argv[0].startswith("-") else "user-prompt-submit"
 
 
 def parse_args(argv: Sequence[str]) -> dict[str, str]:
     options: dict[str, str] = {}
     args = list(argv)
-    if args and args[0] == "user-prompt-submit":
+    if args and args[0] in ROUTES:
         args.pop(0)
     while args:
         flag = args.pop(0)
         if flag in ("--url", "--namespace") and args:
             options[flag[2:]] = args.pop(0)
         else:
-            raise HookFailure(f"bad arguments {list(argv)!r}; {USAGE}")
+            raise HookFailure(f"bad arguments {list(argv)!r}; {USAGE}", "bad-arguments")
     return options
 
 
 def read_event(stdin: IO[bytes]) -> dict[str, Any]:
     raw = stdin.read(MAX_EVENT_BYTES + 1)
     if len(raw) > MAX_EVENT_BYTES:
-        raise HookFailure("event on stdin is larger than 4 MiB")
+        raise HookFailure("event on stdin is larger than 4 MiB", "bad-event")
     try:
         event = json.loads(raw)
     except (UnicodeDecodeError, ValueError) as exc:
-        raise HookFailure(f"stdin is not a JSON event: {exc}") from exc
+        raise HookFailure(f"stdin is not a JSON event: {exc}", "bad-event") from exc
     if not isinstance(event, dict):
-        raise HookFailure("stdin is JSON but not an object")
+        raise HookFailure("stdin is JSON but not an object", "bad-event")
     return event
 
 
-def endpoint(base_url: str, namespace: str | None) -> tuple[str, str, int | None, str]:
-    """(scheme, host, port, path+query) of the hook endpoint under `base_url` (which may have a path)."""
+def endpoint(
+    base_url: str, namespace: str | None, route: str = HOOK_PATH
+) -> tuple[str, str, int | None, str]:
+    """(scheme, host, port, path+query) of the hook `route` under `base_url` (which may have a path)."""
     parts = urlsplit(base_url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise HookFailure(f"{ENV_URL} must be an http(s) URL, got {base_url!r}")
-    path = parts.path.rstrip("/") + HOOK_PATH
+        raise HookFailure(f"{ENV_URL} must be an http(s) URL, got {base_url!r}", "bad-url")
+    path = parts.path.rstrip("/") + route
     if namespace:
         path += "?namespace=" + quote(namespace, safe="")
     return parts.scheme, parts.hostname, parts.port, path
@@ -102,9 +177,17 @@ def event_namespace(event: Mapping[str, Any], env: Mapping[str, str], notes: lis
     return namespace_for_cwd(cwd if isinstance(cwd, str) else None, mapping, default_from_environment(env))
 
 
-def post_event(base_url: str, key: str, event: dict[str, Any], namespace: str | None, timeout: float) -> Any:
+def post_event(
+    base_url: str,
+    key: str,
+    event: dict[str, Any],
+    namespace: str | None,
+    timeout: float,
+    route: str = HOOK_PATH,
+    answer_headers: dict[str, str] | None = None,
+) -> Any:
     """The server's JSON answer to `event` ({} for an empty body); HookFailure names any failure."""
-    scheme, host, port, path = endpoint(base_url, namespace)
+    scheme, host, port, path = endpoint(base_url, namespace, route)
     body = json.dumps(event).encode("utf-8")
     headers = {
         "Authorization": f"Bearer {key}",
@@ -113,21 +196,39 @@ def post_event(base_url: str, key: str, event: dict[str, Any], namespace: str | 
         "User-Agent": "memoria-hook",
     }
     try:
-        status, payload = http_post(scheme, host, port, path, headers, body, max(timeout, 0.001))
+        status, payload = http_post(
+            scheme, host, port, path, headers, body, max(timeout, 0.001), answer_headers
+        )
     except TimeoutError as exc:
-        raise HookFailure(f"no answer from {base_url} within {timeout:.2f} s") from exc
+        raise HookFailure(f"no answer from {base_url} within {timeout:.2f} s", "timeout") from exc
     except OSError as exc:
-        raise HookFailure(f"cannot reach {base_url}: {exc}") from exc
+        raise HookFailure(f"cannot reach {base_url}: {exc}", "unreachable") from exc
     except InvalidResponse as exc:
-        raise HookFailure(str(exc)) from exc
+        raise HookFailure(str(exc), "bad-answer") from exc
     if not 200 <= status < 300:
-        raise HookFailure(f"server answered {status}: {payload[:200].decode('utf-8', 'replace')}")
+        preview = payload[:200].decode("utf-8", "replace")
+        raise HookFailure(f"server answered {status}: {preview}", f"http-{status}")
     if not payload.strip():
         return {}
     try:
         return json.loads(payload)
     except ValueError as exc:
-        raise HookFailure(f"answer is not JSON: {exc}") from exc
+        raise HookFailure(f"answer is not JSON: {exc}", "bad-answer") from exc
+
+
+class Outcome:
+    """What one run did, for status.json: the server's outcome header ("injected:3" -> 3 memories),
+    or the reason it gave up."""
+
+    def __init__(self) -> None:
+        self.outcome = "failed"
+        self.namespace: str | None = None
+        self.count = 0
+
+    def answered(self, header: str | None, answer: Mapping[str, Any]) -> None:
+        name, _, number = (header or ("injected" if answer else "empty")).partition(":")
+        self.outcome = name
+        self.count = int(number) if number.isdigit() else 0
 
 
 def run(
@@ -137,22 +238,75 @@ def run(
     budget: float,
     started: float,
     notes: list[str] | None = None,
+    outcome: Outcome | None = None,
 ) -> dict[str, Any] | None:
     """The answer to print, or None to print nothing; `notes` collects what the log should hear."""
+    sub = subcommand(argv)
+    if sub not in ROUTES:
+        raise HookFailure(f"bad arguments {list(argv)!r}; {USAGE}", "bad-arguments")
     options = parse_args(argv)
     event = read_event(stdin)
     try:
         key = key_from_environment(env)
     except KeyFileError as exc:
-        raise HookFailure(str(exc)) from exc
+        raise HookFailure(str(exc), "no-key") from exc
     url = options.get("url") or env.get(ENV_URL) or DEFAULT_URL
     namespace = options.get("namespace") or event_namespace(event, env, [] if notes is None else notes)
+    if outcome is not None:
+        outcome.namespace = namespace
     sent = {name: value for name, value in event.items() if name not in LOCAL_FIELDS}
     remaining = budget - (time.monotonic() - started)
-    answer = post_event(url, key, sent, namespace, remaining)
+    headers: dict[str, str] = {}
+    answer = post_event(url, key, sent, namespace, remaining, ROUTES[sub], headers)
     if not isinstance(answer, dict):
-        raise HookFailure("answer is JSON but not an object")
+        raise HookFailure("answer is JSON but not an object", "bad-answer")
+    header = headers.get(OUTCOME_HEADER)
+    if outcome is not None:
+        outcome.answered(header, answer)
+    why = LOGGED_OUTCOMES.get((header or "").partition(":")[0])
+    if why and notes is not None:
+        notes.append(f"{why} ({OUTCOME_HEADER}: {header})")
     return answer or None
+
+
+def capture_main(argv: Sequence[str], stdin: IO[bytes] | None, env: Mapping[str, str]) -> int:
+    """`capture` / `flush`: the capture hook's own flow (it fails open and logs by itself)."""
+    try:
+        from app.hooks.capture import main as capture_hook
+    except Exception as exc:  # a broken install must not turn Stop into an error on screen
+        write_log(hook_log_from_environment(env), f"capture hook unavailable: {type(exc).__name__}: {exc}")
+        return 0
+    try:
+        capture_hook(argv, stdin or sys.stdin.buffer, sys.stdout, env)
+    except Exception as exc:  # fail open, whatever happened
+        write_log(hook_log_from_environment(env), f"capture: unexpected {type(exc).__name__}: {exc}")
+    return 0
+
+
+def _record(env: Mapping[str, str], sub: str, outcome: Outcome) -> None:
+    """The outcome for `memoria status`; best effort, it must never fail the hook."""
+    what = STATUS_NAMES.get(sub)
+    if what is None:
+        return
+    try:
+        from app.hooks.state import record
+
+        record(env, what, outcome.outcome, outcome.namespace, outcome.count)
+    except Exception:  # noqa: S110 - a state directory we cannot write is not the person's problem
+        pass
+
+
+def print_help(argv: Sequence[str], stdout: IO[str] | None) -> int:
+    """Usage on stdout, exit 0: only a person types --help; Claude Code never passes it."""
+    sub = subcommand(argv)
+    text = HELP.get(sub) or USAGE + "\n\n" + "Subcommands: " + ", ".join(SUBCOMMANDS) + "\n"
+    out = stdout or sys.stdout
+    try:
+        out.write(text)
+        out.flush()
+    except (OSError, ValueError):
+        pass
+    return 0
 
 
 def main(
@@ -164,19 +318,26 @@ def main(
     """Always 0: Claude Code treats other exit codes as errors worth showing, and 2 blocks the prompt."""
     started = time.monotonic() - process_age()
     env = os.environ if env is None else env
+    args = list(sys.argv[1:] if argv is None else argv)
+    if wants_help(args):
+        return print_help(args, stdout)
+    sub = subcommand(args)
+    if sub in CAPTURE_SUBCOMMANDS:
+        return capture_main(args, stdin, env)
     budget, warning = hook_budget(env)
     answer: dict[str, Any] | None = None
     reason: str | None = None
     notes: list[str] = []
+    outcome = Outcome()
     try:
         with Deadline(budget - (time.monotonic() - started)):
-            answer = run(
-                sys.argv[1:] if argv is None else argv, stdin or sys.stdin.buffer, env, budget, started, notes
-            )
+            answer = run(args, stdin or sys.stdin.buffer, env, budget, started, notes, outcome)
     except BudgetSpent:
         reason = f"gave up after the {budget:.2f} s budget"
+        outcome.outcome = "timeout"
     except HookFailure as exc:
         reason = str(exc)
+        outcome.outcome = exc.outcome
     except Exception as exc:  # fail open, whatever happened
         reason = f"unexpected {type(exc).__name__}: {exc}"
     for line in (warning, *notes, reason):
@@ -191,6 +352,7 @@ def main(
             out.flush()
         except (OSError, ValueError):
             pass
+    _record(env, sub, outcome)
     return 0
 
 

@@ -4,6 +4,12 @@ Every character lands in the model's context on every prompt, so each memory is 
 (`#id [category] content`, whitespace collapsed) and the whole block stops at a character budget.
 A memory that does not fit is skipped rather than cut, so a later, shorter one can still make it;
 only the best memory is ever shortened, so a prompt with hits never gets nothing.
+
+Curated memories (stored on purpose) come before episodes (exchanges captured from earlier
+sessions), and only episodes that score close to the best hit are offered at all (`pick`): an
+episode is raw conversation, useful when it is about this very prompt and noise otherwise. An
+episode's line says so and when it happened (`#id [episode 2026-11-20] User: …`), and is cut to a
+few hundred characters: a captured exchange can be thousands, and its id fetches the rest.
 """
 
 from __future__ import annotations
@@ -12,17 +18,43 @@ from collections.abc import Sequence
 
 from app.recall.schemas import RecallHit
 
+EPISODE_LINE_CHARS = 400
+"""Longest episode line: enough to tell what the exchange was about, the id fetches it whole."""
+
 
 def header(namespace: str) -> str:
     return (
-        f"Memories recalled by Memoria from namespace {namespace}, best first "
+        f"Memories recalled by Memoria from namespace {namespace}, curated first, best first "
         "(saved in earlier sessions; they may be out of date):"
     )
 
 
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def memory_line(hit: RecallHit) -> str:
+    content = " ".join(hit.content.split())
+    if hit.kind == "episode":
+        return _clip(f"- #{hit.id} [episode {hit.created_at:%Y-%m-%d}] {content}", EPISODE_LINE_CHARS)
     category = f" [{hit.category}]" if hit.category else ""
-    return f"- #{hit.id}{category} {' '.join(hit.content.split())}"
+    return f"- #{hit.id}{category} {content}"
+
+
+def pick(hits: Sequence[RecallHit], limit: int, min_score: float, episode_ratio: float) -> list[RecallHit]:
+    """The hits to inject, at most `limit`: curated memories scoring `min_score` or more, best first,
+    then the episodes that also score at least `episode_ratio` of the best hit's score.
+
+    Recall scores are fused reciprocal ranks (about 0.05-0.3 with the default weights), not
+    similarities, so the episode bar is relative: an episode ranked near the top by the same legs
+    as the best hit passes (its low importance costs it ~10%), one that only a single leg found far
+    down does not."""
+    best = max((hit.score for hit in hits), default=0.0)
+    curated = [hit for hit in hits if hit.kind != "episode" and hit.score >= min_score]
+    bar = max(min_score, episode_ratio * best)
+    episodes = [hit for hit in hits if hit.kind == "episode" and hit.score >= bar]
+    by_score = sorted(curated, key=lambda hit: -hit.score) + sorted(episodes, key=lambda hit: -hit.score)
+    return by_score[:limit]
 
 
 def render(namespace: str, hits: Sequence[RecallHit], max_chars: int) -> tuple[str, int]:

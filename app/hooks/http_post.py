@@ -30,8 +30,10 @@ def http_post(
     headers: Mapping[str, str],
     body: bytes,
     timeout: float,
+    answer_headers: dict[str, str] | None = None,
 ) -> tuple[int, bytes]:
-    """(status, body) of one POST; OSError (TimeoutError included) when the connection fails."""
+    """(status, body) of one POST; OSError (TimeoutError included) when the connection fails. The
+    answer's header fields (names lower-cased) go to `answer_headers` when one is given."""
     import socket
 
     default_port = 443 if scheme == "https" else 80
@@ -54,7 +56,7 @@ def http_post(
         ]
         lines += [f"{name}: {value}" for name, value in headers.items()]
         sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
-        return read_response(sock)
+        return read_response(sock, answer_headers)
     finally:
         sock.close()
 
@@ -67,7 +69,7 @@ def _address(host: str) -> str | bytes:
         return host
 
 
-def read_response(sock: socket) -> tuple[int, bytes]:
+def read_response(sock: socket, answer_headers: dict[str, str] | None = None) -> tuple[int, bytes]:
     """Status and body of the answer on `sock`: Content-Length, chunked, or read to the close."""
     data = b""
     while b"\r\n\r\n" not in data:
@@ -85,6 +87,8 @@ def read_response(sock: socket) -> tuple[int, bytes]:
     for line in header_lines:
         name, _, value = line.partition(":")
         fields[name.strip().lower()] = value.strip()
+    if answer_headers is not None:
+        answer_headers.update(fields)
     length = fields.get("content-length")
     if length is not None and length.isdigit() and int(length) > MAX_ANSWER_BYTES:
         raise InvalidResponse("answer is larger than 1 MiB")

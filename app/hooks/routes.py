@@ -1,15 +1,23 @@
-"""`POST /v1/hooks/claude-code/user-prompt-submit`: Claude Code's `http` hook, answered in-process.
+"""The Claude Code hook routes, answered in-process:
 
-Claude Code posts the `UserPromptSubmit` event here before each prompt and waits for the answer,
-so this route never makes a prompt slower than the configured budget and never fails it: every
-outcome other than "memories found" is an empty `{}` with status 200 (a non-2xx answer would be
-shown to the person as a hook error). The outcome is named in the `Memoria-Hook-Outcome` header,
-which Claude Code ignores and logs, tests and `memoria bench hook` read.
+- `POST /v1/hooks/claude-code/user-prompt-submit`: the `UserPromptSubmit` event, before each prompt;
+  the answer is the memories recalled for the prompt (curated first, captured episodes only when
+  they score near the best hit);
+- `POST /v1/hooks/claude-code/session-start`: the `SessionStart` event (sent by the command hook:
+  Claude Code runs no http hook there); the answer is the namespace's pinned and most important
+  memories, aware of the event's `source` (`app.hooks.start_context`).
+
+Claude Code waits for the answer, so these routes never make a session slower than the configured
+budget and never fail it: every outcome other than "memories found" is an empty `{}` with status
+200 (a non-2xx answer is shown to the person as a hook error). That includes a missing or unknown
+key (outcome `unauthorized`) and a body over the server's normal size limit (a pasted log: outcome
+`too-large`; these routes accept up to `MAX_HOOK_BODY_BYTES` so that such a prompt is skipped rather
+than refused with a 413). The outcome is named in the `Memoria-Hook-Outcome` header, which Claude
+Code ignores and logs, tests and `memoria bench hook` read.
 
 The budget (`MEMORIA_HOOKS__BUDGET_MS`) runs from the request's arrival and covers the API-key lookup
-too: this route is left out of the `/v1` key middleware and looks the key up itself, inside the
-budgeted block, so a hung or unreachable database costs the prompt the budget and nothing more. A
-missing or unknown key still answers 401, as on every `/v1` route.
+too: these routes are left out of the `/v1` key middleware and look the key up themselves, inside
+the budgeted block, so a hung or unreachable database costs the prompt the budget and nothing more.
 
 The namespace comes from the `namespace` query parameter (the command hook computes it from the
 git root of the session's directory on the client's machine; a project install writes it into the
@@ -21,7 +29,7 @@ paths exist here (a git checkout answered `repo:<name>`, `/etc` nothing).
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import asyncpg
@@ -38,9 +46,10 @@ from app.auth.scopes import READ
 from app.auth.service import AuthUser
 from app.core import deadline
 from app.errors import ApiError, NotFound, TooManyRequests, database_unavailable
-from app.hooks.context import render
+from app.hooks.context import pick, render
 from app.hooks.policy import judge
 from app.hooks.settings import HookSettings
+from app.hooks.start_context import session_start_context
 from app.middleware import DEADLINE_ANSWER
 from app.recall.schemas import RecallRequest
 from app.recall.service import RecallService
@@ -49,6 +58,10 @@ log = logging.getLogger(__name__)
 
 OUTCOME_HEADER = "Memoria-Hook-Outcome"
 EVENT_NAME = "UserPromptSubmit"
+SESSION_START = "SessionStart"
+MAX_HOOK_BODY_BYTES = 8 * 1024 * 1024
+"""Largest body the hook routes read (past it: 413). Over the server's normal limit a body is read
+only to be answered `{}` (`too-large`): a person pasting a big log must not see a hook error."""
 
 
 class UserPromptSubmitEvent(msgspec.Struct, kw_only=True):
@@ -61,8 +74,74 @@ class UserPromptSubmitEvent(msgspec.Struct, kw_only=True):
     hook_event_name: str | None = None
 
 
+class SessionStartEvent(msgspec.Struct, kw_only=True):
+    """The SessionStart fields we use; `source` is startup, resume, clear or compact (an unknown one
+    is served like startup). Unknown fields are ignored, paths never resolved."""
+
+    session_id: str | None = None
+    source: str | None = None
+    hook_event_name: str | None = None
+
+
 def _answer(outcome: str, body: dict[str, Any] | None = None) -> Response[dict[str, Any]]:
     return Response(body or {}, status_code=HTTP_200_OK, headers={OUTCOME_HEADER: outcome})
+
+
+def _context(event_name: str, text: str, included: int) -> Response[dict[str, Any]]:
+    context = {"hookEventName": event_name, "additionalContext": text}
+    return _answer(f"injected:{included}", {"hookSpecificOutput": context})
+
+
+Answer = Callable[[AuthUser], Awaitable[Response[dict[str, Any]]]]
+"""The work of one hook call once its caller is known and allowed; runs within the budget."""
+
+
+async def _within_budget(
+    request: Request[Any, Any, Any], settings: HookSettings, max_body_bytes: int, answer: Answer
+) -> Response[dict[str, Any]]:
+    """What every hook call goes through: the budget, the key, the body size, the scope, the switch."""
+    request_deadline = deadline.current()
+    budget = deadline.Deadline.after(
+        settings.budget_ms / 1000, started=request_deadline.started if request_deadline else None
+    )
+    try:
+        key = bearer_key(request.headers.get("authorization", ""))  # no database asked
+    except HTTPException:
+        return _answer("unauthorized")
+    if len(await request.body()) > max_body_bytes:  # already read and decoded: it is only skipped
+        return _answer("too-large")
+    admit = _admit(request.app.state.gate, request.app.state.db.write, key, client_host(request))
+    try:
+        # past the budget the work is cancelled and left to unwind: its clean-up may wait on the database
+        return await deadline.within(_admitted(admit, settings, answer), budget)
+    except TimeoutError:
+        return _answer("timeout")
+
+
+async def _admit(gate: Gate, pool: asyncpg.Pool, key: str, client: str | None) -> AuthUser:
+    """The key's user, with the rate limits every `/v1` route applies (`app.auth.gate`)."""
+    await gate.sweep_if_due(pool)
+    return await gate.admit(pool, key, client)
+
+
+async def _admitted(
+    admit: Awaitable[AuthUser], settings: HookSettings, answer: Answer
+) -> Response[dict[str, Any]]:
+    """The caller's answer, or `{}` naming why not: an unknown key, a rate limit, a key without the
+    `read` scope, the hooks switched off, or a database that cannot tell who is calling."""
+    try:
+        user = await admit
+    except TooManyRequests:
+        return _answer("rate-limited")
+    except HTTPException:  # an unknown, revoked or expired key: `{}`, never a hook error on screen
+        return _answer("unauthorized")
+    except Exception as exc:  # the database cannot tell us who this is: the prompt goes on without memories
+        return _failed("key lookup", exc)
+    if missing_scope(user, READ) is not None:
+        return _answer(f"missing-scope:{READ}")
+    if not settings.enabled:
+        return _answer("disabled")
+    return await answer(user)
 
 
 @post(
@@ -76,49 +155,23 @@ async def user_prompt_submit(
     data: JSONBody[UserPromptSubmitEvent],
     recall: NamedDependency[RecallService],
     hook_settings: NamedDependency[HookSettings],
+    hook_max_body_bytes: NamedDependency[int],
     namespace: FromQuery[str | None] = None,
 ) -> Response[dict[str, Any]]:
-    request_deadline = deadline.current()
-    budget = deadline.Deadline.after(
-        hook_settings.budget_ms / 1000, started=request_deadline.started if request_deadline else None
-    )
-    key = bearer_key(request.headers.get("authorization", ""))  # 401 without a key, before any wait
-    admit = _admit(request.app.state.gate, request.app.state.db.write, key, client_host(request))
-    answer = _answer_prompt(admit, data, recall, hook_settings, namespace)
-    try:
-        # past the budget the work is cancelled and left to unwind: its clean-up may wait on the database
-        return await deadline.within(answer, budget)
-    except TimeoutError:
-        return _answer("timeout")
+    async def answer(user: AuthUser) -> Response[dict[str, Any]]:
+        return await _answer_prompt(user, data, recall, hook_settings, namespace)
 
-
-async def _admit(gate: Gate, pool: asyncpg.Pool, key: str, client: str | None) -> AuthUser:
-    """The key's user, with the rate limits every `/v1` route applies (`app.auth.gate`)."""
-    await gate.sweep_if_due(pool)
-    return await gate.admit(pool, key, client)
+    return await _within_budget(request, hook_settings, hook_max_body_bytes, answer)
 
 
 async def _answer_prompt(
-    admit: Awaitable[AuthUser],
+    user: AuthUser,
     data: UserPromptSubmitEvent,
     recall: RecallService,
     settings: HookSettings,
     namespace: str | None,
 ) -> Response[dict[str, Any]]:
-    """The answer to one event; runs within the budget. Only an unknown key raises (401); a rate
-    limit or a key without the `read` scope answers `{}` like every other refusal."""
-    try:
-        user = await admit
-    except TooManyRequests:
-        return _answer("rate-limited")
-    except HTTPException:  # an unknown or revoked key: 401, as on every /v1 route
-        raise
-    except Exception as exc:  # the database cannot tell us who this is: the prompt goes on without memories
-        return _failed("key lookup", exc)
-    if missing_scope(user, READ) is not None:
-        return _answer(f"missing-scope:{READ}")
-    if not settings.enabled:
-        return _answer("disabled")
+    """The answer to one UserPromptSubmit event from an allowed caller."""
     if data.hook_event_name not in (None, EVENT_NAME):
         return _answer("wrong-event")
     verdict = judge(data.prompt, settings.min_prompt_chars)
@@ -127,7 +180,9 @@ async def _answer_prompt(
     scope = namespace or settings.default_namespace  # never derived from the event's paths
     if scope is None:
         return _answer("no-namespace")
-    ask = RecallRequest(query=verdict.query, namespace=scope, limit=settings.max_results)
+    # Twice the lines wanted, both kinds: episodes near the top must not push curated memories out
+    # of the candidates (`pick` puts curated ones first and keeps only the strongest episodes).
+    ask = RecallRequest(query=verdict.query, namespace=scope, limit=min(2 * settings.max_results, 100))
     try:
         found = await recall.recall(user.id, ask)
     except NotFound:
@@ -136,12 +191,60 @@ async def _answer_prompt(
         return _answer(f"rejected:{exc.status_code}")
     except Exception as exc:  # a broken recall must not fail the person's prompt
         return _failed("recall", exc)
-    hits = [hit for hit in found.results if hit.score >= settings.min_score]
+    hits = pick(found.results, settings.max_results, settings.min_score, settings.episode_min_score_ratio)
     text, included = render(scope, hits, settings.max_context_chars)
     if not included:
         return _answer("no-results")
-    context = {"hookEventName": EVENT_NAME, "additionalContext": text}
-    return _answer(f"injected:{included}", {"hookSpecificOutput": context})
+    return _context(EVENT_NAME, text, included)
+
+
+@post(
+    "/session-start",
+    status_code=HTTP_200_OK,
+    tags=["hooks"],
+    summary="Claude Code SessionStart hook: the namespace's pinned and most important memories, or {}",
+)
+async def session_start(
+    request: Request[Any, Any, Any],
+    data: JSONBody[SessionStartEvent],
+    hook_settings: NamedDependency[HookSettings],
+    hook_max_body_bytes: NamedDependency[int],
+    namespace: FromQuery[str | None] = None,
+) -> Response[dict[str, Any]]:
+    pool: asyncpg.Pool = request.app.state.db.read
+
+    async def answer(user: AuthUser) -> Response[dict[str, Any]]:
+        return await _answer_start(user, data, pool, hook_settings, namespace)
+
+    return await _within_budget(request, hook_settings, hook_max_body_bytes, answer)
+
+
+async def _answer_start(
+    user: AuthUser,
+    data: SessionStartEvent,
+    pool: asyncpg.Pool,
+    settings: HookSettings,
+    namespace: str | None,
+) -> Response[dict[str, Any]]:
+    """The answer to one SessionStart event from an allowed caller."""
+    if data.hook_event_name not in (None, SESSION_START):
+        return _answer("wrong-event")
+    scope = namespace or settings.default_namespace  # never derived from the event's paths
+    if scope is None:
+        return _answer("no-namespace")
+    try:
+        text, included = await session_start_context(
+            pool, user.id, scope, data.source, data.session_id, settings.session_start_max_chars
+        )
+    except NotFound:
+        return _answer("no-namespace")
+    except ApiError as exc:  # a namespace name the API refuses
+        return _answer(f"rejected:{exc.status_code}")
+    except Exception as exc:  # a broken query must not fail the session's start
+        return _failed("session start", exc)
+    if not included:
+        return _answer("no-memories")
+    return _context(SESSION_START, text, included)
 
 
 def _failed(step: str, exc: Exception) -> Response[dict[str, Any]]:
@@ -155,17 +258,28 @@ def _failed(step: str, exc: Exception) -> Response[dict[str, Any]]:
     return _answer("error")
 
 
-def hook_router(settings: HookSettings) -> Router:
-    """Mounted inside the `/v1` router for its `recall` dependency; its API-key middleware skips this
-    route, which looks the key up within its budget. At the request deadline (a safety net: the budget
-    is far shorter) the answer is `{}` too, never a 503 a person would see as a hook error."""
+def hook_router(settings: HookSettings, max_body_bytes: int = 1024 * 1024) -> Router:
+    """Mounted inside the `/v1` router for its `recall` dependency; its API-key middleware skips these
+    routes, which look the key up within their budget. At the request deadline (a safety net: the
+    budget is far shorter) the answer is `{}` too, never a 503 a person would see as a hook error.
+
+    `max_body_bytes` is the server's normal body limit (`MEMORIA_SERVER__MAX_BODY_BYTES`): these
+    routes read bodies up to `MAX_HOOK_BODY_BYTES` (or that limit, if larger) and answer `{}` to any
+    over the normal one."""
 
     def provide_settings() -> HookSettings:
         return settings
 
+    def provide_max_body_bytes() -> int:
+        return max_body_bytes
+
     return Router(
         path="/hooks/claude-code",
-        route_handlers=[user_prompt_submit],
-        dependencies={"hook_settings": Provide(provide_settings, sync_to_thread=False)},
+        route_handlers=[user_prompt_submit, session_start],
+        dependencies={
+            "hook_settings": Provide(provide_settings, sync_to_thread=False),
+            "hook_max_body_bytes": Provide(provide_max_body_bytes, sync_to_thread=False),
+        },
+        request_max_body_size=max(MAX_HOOK_BODY_BYTES, max_body_bytes),
         opt={"exclude_from_auth": True, DEADLINE_ANSWER: lambda: _answer("deadline")},
     )

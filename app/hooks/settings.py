@@ -10,7 +10,7 @@ from app.namespaces.service import validate_namespace_name
 
 
 class HookSettings(Section):
-    """The Claude Code `UserPromptSubmit` hook endpoint (`/v1/hooks/claude-code/user-prompt-submit`)."""
+    """The Claude Code hook endpoints (`/v1/hooks/claude-code/user-prompt-submit` and `/session-start`)."""
 
     enabled: bool = Field(default=True, description="False answers every hook call with an empty {}.")
     budget_ms: int = Field(
@@ -21,6 +21,19 @@ class HookSettings(Section):
     )
     max_results: int = Field(default=8, ge=1, le=50, description="Most memories injected per prompt.")
     min_score: float = Field(default=0.0, ge=0, description="Recall hits scoring below this are left out.")
+    episode_min_score_ratio: float = Field(
+        default=0.6,
+        ge=0,
+        le=1,
+        description="A captured episode is injected only when its score is at least this fraction of the "
+        "best hit's (curated memories come first; 1 = only an episode that is the best hit itself).",
+    )
+    session_start_max_chars: int = Field(
+        default=4000,
+        ge=200,
+        le=9000,
+        description="Longest SessionStart additionalContext (a resume gets half: its conversation is back).",
+    )
     min_prompt_chars: int = Field(
         default=12, ge=1, le=1000, description="Shorter prompts (after code is set aside) skip recall."
     )

@@ -1,8 +1,9 @@
 """The queue's vocabulary: a job, how a service adds one inside its own transaction, how a handler
 completes its jobs inside the transaction that does their work.
 
-Every job is about one memory (`memory_id`, a foreign key with `ON DELETE CASCADE`): purging the
-memory removes its jobs, and a handler treats a job whose memory is gone or deleted as done. The
+Most jobs are about one memory (`memory_id`, a foreign key with `ON DELETE CASCADE`): purging the
+memory removes its jobs, and a handler treats a job whose memory is gone or deleted as done. A
+periodic or namespace-wide job (the episode expiry sweep) has no memory: `memory_id` is None. The
 queue knows no job kinds; domains name their own and register handlers for them (`app.factory`).
 """
 
@@ -21,14 +22,14 @@ from app.jobs.settings import JobSettings
 class Job:
     id: int
     kind: str
-    memory_id: int
+    memory_id: int | None  # None: a job about no single memory
     attempts: int  # runs so far, this one included
 
 
 @dataclass(frozen=True, slots=True)
 class NewJob:
     kind: str
-    memory_id: int
+    memory_id: int | None
     failed_first_try: str | None = None
     """Set when the caller already tried the work and failed (the error): the job then starts as
     one failed attempt, waiting its backoff instead of retrying a provider that just failed."""

@@ -257,7 +257,7 @@ class JobWorker:
             self._metrics.failed(job.kind, gave_up)
             if gave_up:
                 log.error(
-                    "job %d (%s, memory %d) failed %d times, left failed: %s",
+                    "job %d (%s, memory %s) failed %d times, left failed: %s",
                     job.id,
                     job.kind,
                     job.memory_id,
@@ -266,7 +266,7 @@ class JobWorker:
                 )
             else:
                 log.warning(
-                    "job %d (%s, memory %d) failed (attempt %d), retried in %.1f s: %s",
+                    "job %d (%s, memory %s) failed (attempt %d), retried in %.1f s: %s",
                     job.id,
                     job.kind,
                     job.memory_id,

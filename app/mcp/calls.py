@@ -144,12 +144,12 @@ async def _recall(caller: Caller, args: tools.RecallArgs) -> str:
             namespace=namespace,
             limit=args.limit,
             expanded_query=args.expanded_query,
-            filters=RecallFilters(category=args.category, tags=args.tags),
+            filters=RecallFilters(category=args.category, tags=args.tags, kinds=args.kinds),
             sort=args.sort,
             explain=args.explain,
         )
         request = msgspec.convert(msgspec.to_builtins(request), RecallRequest)  # the REST body's limits
-    except msgspec.ValidationError as exc:
+    except (msgspec.ValidationError, ValueError) as exc:  # ValueError: a struct's own check (kinds twice)
         raise ToolError(f"invalid arguments for memory_recall: {exc}") from None
     try:
         found = await caller.recall.recall(caller.user.id, request)
@@ -180,6 +180,13 @@ async def _update(caller: Caller, args: tools.UpdateArgs) -> str:
     return "Updated.\n" + render.memory_text(memory, caller.settings.max_result_chars)
 
 
+async def _promote(caller: Caller, args: tools.PromoteArgs) -> str:
+    memory = await caller.memories.promote(
+        caller.user.id, args.id, importance=args.importance, pinned=args.pinned
+    )
+    return "Promoted.\n" + render.memory_text(memory, caller.settings.max_result_chars)
+
+
 async def _forget(caller: Caller, args: tools.ForgetArgs) -> str:
     await caller.memories.delete(caller.user.id, args.id)
     return f"Forgot #{args.id}."
@@ -207,5 +214,6 @@ _RUNNERS: dict[str, Callable[[Caller, Any], Awaitable[str]]] = {
     "memory_get": _get,
     "memory_update": _update,
     "memory_forget": _forget,
+    "memory_promote": _promote,
     "memory_list": _list,
 }

@@ -51,7 +51,8 @@ def recall_text(hits: Sequence[RecallHit], degraded: bool, memory_chars: int, ma
         return "No memories matched." + (" (search degraded: lexical only)" if degraded else "")
     blocks = []
     for hit in hits:
-        extra = f" score {hit.score:.3f} {hit.created_at:%Y-%m-%d}"
+        episode = " episode" if hit.kind == "episode" else ""  # curated memories are the unmarked default
+        extra = f"{episode} score {hit.score:.3f} {hit.created_at:%Y-%m-%d}"
         lines = [
             _header(hit.id, hit.category, hit.namespace, extra, hit.tags),
             clip(hit.content, memory_chars, hit.id),
@@ -79,12 +80,27 @@ def recall_text(hits: Sequence[RecallHit], degraded: bool, memory_chars: int, ma
     return join_capped(header, blocks, max_chars)
 
 
+def _state(memory: Memory) -> str:
+    """` episode (expires …)` and/or ` pinned`; nothing for a plain curated memory."""
+    state = (
+        f" episode (expires {memory.expires_at:%Y-%m-%d})"
+        if memory.kind == "episode" and memory.expires_at
+        else ""
+    )
+    state = state or (" episode" if memory.kind == "episode" else "")
+    return state + (" pinned" if memory.pinned else "")
+
+
 def list_text(memories: Sequence[Memory], order: str, memory_chars: int, max_chars: int) -> str:
     if not memories:
         return "No memories yet."
     blocks = [
         _header(
-            m.id, m.category, m.namespace, f" importance {m.importance:g} {m.created_at:%Y-%m-%d}", m.tags
+            m.id,
+            m.category,
+            m.namespace,
+            f"{_state(m)} importance {m.importance:g} {m.created_at:%Y-%m-%d}",
+            m.tags,
         )
         + "\n"
         + clip(m.content, memory_chars, m.id)
@@ -95,7 +111,7 @@ def list_text(memories: Sequence[Memory], order: str, memory_chars: int, max_cha
 
 
 def memory_text(memory: Memory, max_chars: int) -> str:
-    extra = f" importance {memory.importance:g} created {memory.created_at:%Y-%m-%d}"
+    extra = f"{_state(memory)} importance {memory.importance:g} created {memory.created_at:%Y-%m-%d}"
     lines = [_header(memory.id, memory.category, memory.namespace, extra, memory.tags)]
     if memory.expanded_keywords:
         lines.append(f"keywords: {memory.expanded_keywords}")

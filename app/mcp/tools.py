@@ -47,6 +47,7 @@ class RecallArgs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     limit: Limit = 8
     namespace: str | None = None
     explain: bool = False
+    kinds: list[Literal["memory", "episode"]] | None = None
 
 
 class GetArgs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -64,6 +65,12 @@ class UpdateArgs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
 class ForgetArgs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     id: MemoryId
+
+
+class PromoteArgs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    id: MemoryId
+    importance: Importance | None = None
+    pinned: bool | None = None
 
 
 class ListArgs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -133,7 +140,7 @@ TOOLS: Final = (
         description=(
             "Search memories. Call before starting a task, when the user refers to earlier work or "
             "decisions, and before asking something they may have told you already. Returns ids, "
-            "scores, categories and text."
+            "kinds, scores, categories and text."
         ),
         input_schema=_object(
             {
@@ -145,6 +152,11 @@ TOOLS: Final = (
                 "limit": {"type": "integer", "description": "1-50, default 8"},
                 "namespace": _NAMESPACE,
                 "explain": {"type": "boolean", "description": "Show why each matched"},
+                "kinds": {
+                    "type": "array",
+                    "items": {"enum": ["memory", "episode"]},
+                    "description": "memory: curated; episode: captured exchange. Default both",
+                },
             },
             "query",
         ),
@@ -183,6 +195,21 @@ TOOLS: Final = (
         description="Delete a memory by id that is wrong or obsolete.",
         input_schema=_object({"id": _ID}, "id"),
         args=ForgetArgs,
+        scope=WRITE,
+        read_only=False,
+    ),
+    ToolSpec(
+        name="memory_promote",
+        description=(
+            "Keep a captured episode for good: it becomes a curated memory that never expires. "
+            "Call when a recalled episode holds a decision or fix worth keeping; "
+            "pinned ones open every session."
+        ),
+        input_schema=_object(
+            {"id": _ID, "importance": _IMPORTANCE, "pinned": {"type": "boolean"}},
+            "id",
+        ),
+        args=PromoteArgs,
         scope=WRITE,
         read_only=False,
     ),

@@ -19,9 +19,11 @@ from app.memories.schemas import (
     Cursor,
     Memory,
     MemoryIn,
+    MemoryKind,
     MemoryPage,
     MemoryPatch,
     MemorySecrets,
+    PromoteIn,
     StoreBatchResult,
     StoreResult,
     Text,
@@ -121,6 +123,8 @@ class MemoryController(Controller):
         created_until: FromQuery[Timestamp | None] = None,
         include_deleted: FromQuery[bool] = False,
         include_sensitive: FromQuery[bool] = False,
+        kind: FromQuery[MemoryKind | None] = None,
+        pinned: FromQuery[bool | None] = None,
         limit: Annotated[int, QueryParameter(ge=1, le=200)] = 50,
         cursor: FromQuery[Cursor | None] = None,
     ) -> MemoryPage:
@@ -133,6 +137,8 @@ class MemoryController(Controller):
             created_until=created_until,
             include_deleted=include_deleted,
             include_sensitive=include_sensitive,
+            kind=kind,
+            pinned=pinned,
         )
         return await memories.list(request.user.id, filters, limit, cursor)
 
@@ -154,6 +160,35 @@ class MemoryController(Controller):
     ) -> Memory:
         # re-indexing, when the change needs it, is a job committed with the change
         return await memories.update(request.user.id, memory_id, data)
+
+    @post(
+        "/{memory_id:int}/promote",
+        status_code=HTTP_200_OK,
+        summary="Make a memory curated: an episode becomes a memory that never expires",
+        description=(
+            "An episode (an exchange captured from a session) becomes kind `memory`: it no longer "
+            "expires, and its importance becomes the one given or at least 0.5. `pinned`, "
+            "`category` and `tags`, when given, are set as a PATCH sets them (send `{}` for none). "
+            "Promoting a curated memory changes only the fields given. Returns the memory."
+        ),
+        opt={DEADLINE_KIND: WRITE},
+        responses={404: NOT_YOURS},
+    )
+    async def promote(
+        self,
+        request: AuthRequest,
+        memory_id: MemoryId,
+        data: JSONBody[PromoteIn],
+        memories: Service,
+    ) -> Memory:
+        return await memories.promote(
+            request.user.id,
+            memory_id,
+            importance=data.importance,
+            pinned=data.pinned,
+            category=data.category,
+            tags=data.tags,
+        )
 
     @delete(
         "/{memory_id:int}",

@@ -9,7 +9,7 @@ import base64
 import binascii
 import json
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
@@ -31,6 +31,7 @@ CATEGORY: dict[str, Any] = {"min_length": 1, "max_length": 64, "pattern": NO_NUL
 from a `QueryParameter`: it drops a msgspec `Meta` inside an optional parameter's type)."""
 Category = Annotated[str, Meta(**CATEGORY)]
 Text = Annotated[str, Meta(pattern=NO_NUL)]
+MemoryKind = Literal["memory", "episode"]
 
 
 def in_utc(value: datetime) -> datetime:
@@ -113,6 +114,8 @@ class MemoryIn(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     is_sensitive: bool = False
     source: str | None = None
     metadata: dict[str, Any] = msgspec.field(default_factory=dict)
+    pinned: bool = False
+    """Pinned memories come first in the context a session starts with."""
 
 
 class MemoryPatch(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -126,6 +129,17 @@ class MemoryPatch(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     is_sensitive: bool | UnsetType = UNSET
     source: str | UnsetType | None = UNSET
     metadata: dict[str, Any] | UnsetType = UNSET
+    pinned: bool | UnsetType = UNSET
+
+
+class PromoteIn(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """What a promotion sets besides the kind; absent or `null` fields: an episode's importance
+    becomes at least 0.5, the rest stays as it is."""
+
+    importance: Importance | None = None
+    pinned: bool | None = None
+    category: Category | None = None
+    tags: list[str] | None = None
 
 
 class StoreResult(msgspec.Struct, kw_only=True):
@@ -157,6 +171,12 @@ class Memory(msgspec.Struct, kw_only=True):
     created_at: datetime
     updated_at: datetime
     deleted_at: datetime | None
+    kind: MemoryKind
+    """`memory`: curated (stored by a person or an agent); `episode`: an exchange captured from a
+    session, which expires unless recalled or promoted."""
+    pinned: bool
+    expires_at: datetime | None
+    """When the expiry job deletes this episode (null: never)."""
 
 
 class MemoryPage(msgspec.Struct, kw_only=True):

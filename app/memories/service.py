@@ -16,6 +16,7 @@ the first query of each path looks the memory up by it, and everything after use
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import hashlib
@@ -39,6 +40,7 @@ from app.errors import ApiError, Conflict, InvalidInput, NotFound
 from app.graph import indexing_jobs, lock_graph, unlink_memories
 from app.jobs import JobQueue, JobSettings, NewJob
 from app.memories import sql
+from app.memories.expiry import ensure_sweep
 from app.memories.redaction import (
     TEXT_FIELDS,
     RedactedFields,
@@ -50,6 +52,7 @@ from app.memories.redaction import (
 from app.memories.schemas import (
     Memory,
     MemoryIn,
+    MemoryKind,
     MemoryPage,
     MemoryPatch,
     MemorySecrets,
@@ -101,6 +104,21 @@ class ListFilters:
     created_until: datetime | None = None
     include_deleted: bool = False
     include_sensitive: bool = False
+    kind: MemoryKind | None = None
+    pinned: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeIn:
+    """One captured episode to store (`MemoryService.store_episodes`): `memory` goes through the
+    same checks and redaction as a stored memory; the rest is what only a capture sets."""
+
+    memory: MemoryIn
+    capture_key: str
+    """Unique per namespace, deleted rows included: the same key again is a duplicate."""
+    expires_at: datetime
+    created_at: datetime | None = None
+    """When the exchange happened (its transcript timestamp); None: now."""
 
 
 def encode_cursor(created_at: datetime, memory_id: int) -> str:
@@ -141,6 +159,60 @@ async def _insert(
         if twin is not None:
             return twin["id"], twin["public_id"], True
     raise RuntimeError(f"no memory inserted nor found after {INSERT_ATTEMPTS} attempts")
+
+
+def _json(value: Any) -> str:
+    return msgspec.json.encode(value).decode()
+
+
+def _episode_columns(
+    ns_of: Sequence[int],
+    hashes: Sequence[bytes],
+    cleaned: Sequence[MemoryIn],
+    redacted: Sequence[RedactedFields],
+    episodes: Sequence[EpisodeIn],
+) -> tuple[Sequence[Any], ...]:
+    """INSERT_EPISODES' parameters: one array per column, one element per episode."""
+    return (
+        ns_of,
+        hashes,
+        [m.content for m in cleaned],
+        [m.category for m in cleaned],
+        [_json(m.tags) for m in cleaned],
+        [m.importance for m in cleaned],
+        [m.expanded_keywords for m in cleaned],
+        [m.is_sensitive for m in cleaned],
+        [m.source for m in cleaned],
+        [m.metadata for m in cleaned],
+        [bool(placeholder_numbers(r.fields)) for r in redacted],
+        [as_utc(e.expires_at) for e in episodes],
+        [e.capture_key for e in episodes],
+        [as_utc(e.created_at) for e in episodes],
+    )
+
+
+async def _insert_episode(
+    conn: asyncpg.Connection,
+    namespace_id: int,
+    hashed: bytes,
+    memory: MemoryIn,
+    episode: EpisodeIn,
+    redacted: RedactedFields,
+) -> tuple[int, int, bool]:
+    """One episode alone, when the batch's INSERT left it out and neither its key nor its content
+    was found (the random public id drawn was taken, or the twin went meanwhile): (internal id,
+    public id, duplicate), as `_insert` answers for a memory."""
+    for _ in range(INSERT_ATTEMPTS):
+        columns = _episode_columns([namespace_id], [hashed], [memory], [redacted], [episode])
+        row = await conn.fetchrow(sql.INSERT_EPISODES, *columns)
+        if row is not None:
+            return row["id"], row["public_id"], False
+        found = await conn.fetchrow(sql.CAPTURED, [namespace_id], [episode.capture_key])
+        if found is None:
+            found = await conn.fetchrow(sql.LIVE_ID_BY_HASH, namespace_id, hashed)
+        if found is not None:
+            return found["id"], found["public_id"], True
+    raise RuntimeError(f"no episode inserted nor found after {INSERT_ATTEMPTS} attempts")
 
 
 def _given_fields(patch: MemoryPatch) -> dict[str, Any]:
@@ -195,16 +267,7 @@ class MemoryService:
             raise InvalidInput(f"a batch holds at most {self._limits.max_batch} memories, got {len(items)}")
         if not items:
             raise InvalidInput("the batch is empty")
-        many = len(items) > 1
-        redacted: list[RedactedFields] = []
-        cleaned: list[MemoryIn] = []
-        for i, item in enumerate(items):
-            where = f"[{i}]." if many else ""
-            memory = clean_memory(item, self._limits, where)
-            # Only redacted text goes further: hash, embedding, storage, and so every reader.
-            fields = self._redacted({name: getattr(memory, name) for name in TEXT_FIELDS}, where)
-            redacted.append(fields)
-            cleaned.append(msgspec.structs.replace(memory, **fields.fields))
+        cleaned, redacted = self._prepare(items)
         hashes = [content_hash(m.content) for m in cleaned]
 
         async with self._db.write.acquire() as conn, conn.transaction():
@@ -242,6 +305,7 @@ class MemoryService:
                     HalfVector(vector.vector) if vector is not None else None,
                     vector.model_id if vector is not None else None,
                     bool(placeholder_numbers(redacted[i].fields)),
+                    memory.pinned,
                 )
                 # a duplicate's stored twin keeps its own originals; this one's are not kept
                 if not duplicate:
@@ -257,6 +321,88 @@ class MemoryService:
                 )
             await insert_sealed(conn, sealed)  # the originals commit (or roll back) with their memories
             await self._jobs.add(conn, jobs)
+        if jobs:
+            self._jobs.wake()
+        return results
+
+    def _prepare(self, items: Sequence[MemoryIn]) -> tuple[list[MemoryIn], list[RedactedFields]]:
+        """Every write's checks, then credential redaction: only redacted text goes further (hash,
+        embedding, storage, and so every reader). Returns the cleaned items and their redactions."""
+        many = len(items) > 1
+        redacted: list[RedactedFields] = []
+        cleaned: list[MemoryIn] = []
+        for i, item in enumerate(items):
+            where = f"[{i}]." if many else ""
+            memory = clean_memory(item, self._limits, where)
+            fields = self._redacted({name: getattr(memory, name) for name in TEXT_FIELDS}, where)
+            redacted.append(fields)
+            cleaned.append(msgspec.structs.replace(memory, **fields.fields))
+        return cleaned, redacted
+
+    async def store_episodes(self, user_id: int, episodes: Sequence[EpisodeIn]) -> list[StoreResult]:
+        """Store captured exchanges as `episode` memories: the checks and redaction of `store`, one
+        transaction, one INSERT for the batch, and no embedding in the request: each new episode
+        gets the durable embedding job (and indexing, like any memory), so a capture of hundreds of
+        exchanges answers in milliseconds. An episode whose capture key the namespace holds already
+        (deleted or not), or whose content it holds live, is a `duplicate` answering that memory's
+        id. Results are in the order given. The capture route bounds the batch."""
+        if not episodes:
+            return []
+        # Credential detection over up to a request body of text is CPU work (~1 ms per exchange):
+        # off the event loop, so prompt hooks and recalls arriving meanwhile are not held behind it.
+        cleaned, redacted = await asyncio.to_thread(self._prepare, [e.memory for e in episodes])
+        hashes = [content_hash(m.content) for m in cleaned]
+        keys = [e.capture_key for e in episodes]
+        async with self._db.write.acquire() as conn, conn.transaction():
+            ns_ids = await ensure_namespaces(conn, user_id, (m.namespace for m in cleaned))
+        ns_of = [ns_ids[m.namespace] for m in cleaned]
+
+        results: list[StoreResult] = []
+        jobs: list[NewJob] = []
+        sealed: list[SealedSecret] = []
+        async with self._db.write.acquire() as conn, conn.transaction():
+            rows = await conn.fetch(
+                sql.INSERT_EPISODES, *_episode_columns(ns_of, hashes, cleaned, redacted, episodes)
+            )
+            inserted = {(r["namespace_id"], r["capture_key"]): (r["id"], r["public_id"]) for r in rows}
+            left = [i for i in range(len(episodes)) if (ns_of[i], keys[i]) not in inserted]
+            captured: dict[tuple[int, str], tuple[int, int]] = {}
+            twins: dict[tuple[int, bytes], tuple[int, int]] = {}
+            if left:
+                captured = {
+                    (r["namespace_id"], r["capture_key"]): (r["id"], r["public_id"])
+                    for r in await conn.fetch(sql.CAPTURED, [ns_of[i] for i in left], [keys[i] for i in left])
+                }
+                twins = {
+                    (r["namespace_id"], bytes(r["content_hash"])): (r["id"], r["public_id"])
+                    for r in await conn.fetch(
+                        sql.LIVE_BY_HASHES, [ns_of[i] for i in left], [hashes[i] for i in left]
+                    )
+                }
+            claimed: set[tuple[int, str]] = set()
+            for i, (memory, episode) in enumerate(zip(cleaned, episodes, strict=True)):
+                key = (ns_of[i], keys[i])
+                if key in inserted and key not in claimed:  # the same key twice in a batch: once
+                    claimed.add(key)
+                    (new_id, public_id), duplicate = inserted[key], False
+                elif key in inserted or key in captured:
+                    (new_id, public_id), duplicate = inserted.get(key) or captured[key], True
+                elif (ns_of[i], hashes[i]) in twins:
+                    (new_id, public_id), duplicate = twins[(ns_of[i], hashes[i])], True
+                else:  # the public id drawn was taken (or the twin went meanwhile): alone, again
+                    new_id, public_id, duplicate = await _insert_episode(
+                        conn, ns_of[i], hashes[i], memory, episode, redacted[i]
+                    )
+                if not duplicate:
+                    jobs += self._follow_up(new_id, memory.is_sensitive, True, None)
+                    sealed += self._vault.seal(new_id, redacted[i].secrets)
+                results.append(
+                    StoreResult(id=public_id, namespace=memory.namespace, duplicate=duplicate, embedded=False)
+                )
+            await insert_sealed(conn, sealed)
+            await self._jobs.add(conn, jobs)
+            if any(not r.duplicate for r in results):  # they expire: the sweep must be running
+                await ensure_sweep(conn, self._limits.expiry_interval_s)
         if jobs:
             self._jobs.wake()
         return results
@@ -309,15 +455,20 @@ class MemoryService:
             after_at,
             after_id,
             limit + 1,
+            filters.kind,
+            filters.pinned,
         )
         items = [_memory(r) for r in rows[:limit]]
         next_cursor = encode_cursor(items[-1].created_at, items[-1].id) if len(rows) > limit else None
         return MemoryPage(items=items, next_cursor=next_cursor)
 
-    async def update(self, user_id: int, memory_id: int, patch: MemoryPatch) -> Memory:
+    async def update(
+        self, user_id: int, memory_id: int, patch: MemoryPatch, *, promote: bool = False
+    ) -> Memory:
         """Change a memory. The fields it sets are redacted like a store's, new credentials numbered
         after the placeholders the memory holds; under the row lock, originals whose placeholder no
-        longer appears in any field are deleted and the new ones sealed, in the change's transaction."""
+        longer appears in any field are deleted and the new ones sealed, in the change's transaction.
+        `promote`: also make it a curated memory that never expires (see `promote`)."""
         patch = clean_patch(patch, self._limits)
         current = await self.get(user_id, memory_id)
         before = {name: getattr(current, name) for name in TEXT_FIELDS}
@@ -390,6 +541,8 @@ class MemoryService:
                 patch.source if given(patch.source) else None,
                 patch.metadata if given(patch.metadata) else None,
                 bool(kept),
+                patch.pinned if given(patch.pinned) else None,
+                promote,
             )
             if changes:
                 # an original lives exactly as long as its placeholder does, in some field
@@ -406,6 +559,30 @@ class MemoryService:
         if jobs:
             self._jobs.wake()
         return await self.get(user_id, memory_id)
+
+    async def promote(
+        self,
+        user_id: int,
+        memory_id: int,
+        *,
+        importance: float | None = None,
+        pinned: bool | None = None,
+        category: str | None = None,
+        tags: Sequence[str] | None = None,
+    ) -> Memory:
+        """Make a memory curated: an episode becomes kind `memory`, never expires (its capture key
+        stays, so the exchange is not captured again), and its importance becomes `importance` or
+        at least 0.5. A curated memory stays as it is but for the fields given. It is `update` with
+        the promotion on top: the same checks, redaction, locks and follow-up jobs."""
+        if importance is not None and not 0.0 <= importance <= 1.0:
+            raise InvalidInput(f"importance must be between 0 and 1, got {importance}")
+        patch = MemoryPatch(
+            importance=importance if importance is not None else UNSET,
+            pinned=pinned if pinned is not None else UNSET,
+            category=category if category is not None else UNSET,
+            tags=list(tags) if tags is not None else UNSET,
+        )
+        return await self.update(user_id, memory_id, patch, promote=True)
 
     async def read_secrets(
         self, user_id: int, memory_id: int, key_id: int | None, client: str | None

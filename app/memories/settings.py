@@ -18,6 +18,13 @@ class MemorySettings(Section):
     # the whole request body (1 MB) while its content is capped at 4,000 characters.
     max_metadata_bytes: int = Field(default=16 * 1024, ge=2, le=1024 * 1024)
     max_metadata_depth: int = Field(default=16, ge=1, le=64)
+    # Episodes (captured exchanges) go after this long unless recalled (which pushes it back) or
+    # promoted to curated memories (which clears it); a background job deletes them.
+    episode_ttl_days: float = Field(default=30.0, gt=0, le=36_500)
+    # The expiry job deletes at most this many expired episodes per run (one short transaction), and
+    # runs again at once while it finds full batches, else after the interval.
+    expiry_batch: int = Field(default=500, ge=1, le=10_000)
+    expiry_interval_s: float = Field(default=600.0, gt=0, le=86_400)
 
     @property
     def tag_limits(self) -> TagLimits:

@@ -12,7 +12,7 @@ from app.namespaces.sql import seen_namespaces, writable_namespaces
 MEMORY_COLUMNS = """
     m.public_id AS id, n.name AS namespace, m.content, m.category, m.tags, m.importance, m.expanded_keywords,
     m.is_sensitive, m.has_secrets, m.source, m.metadata, m.embedding_model, m.created_at, m.updated_at,
-    m.deleted_at
+    m.deleted_at, m.kind, m.pinned, m.expires_at
 """
 
 EXISTING_HASHES = """
@@ -30,12 +30,54 @@ WHERE deleted_at IS NULL
 INSERT_MEMORY = """
 INSERT INTO memories (
     namespace_id, content_hash, content, category, tags, importance, expanded_keywords,
-    is_sensitive, source, metadata, embedding, embedding_model, has_secrets
+    is_sensitive, source, metadata, embedding, embedding_model, has_secrets, pinned
 )
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
 ON CONFLICT DO NOTHING
 RETURNING id, public_id
 """
+
+# Captured episodes, a whole batch in one statement (no vectors: the embedding job computes them).
+# DO NOTHING again covers every unique index: a row left out is a capture key the namespace holds
+# already (CAPTURED finds it, deleted or not), a content it holds live (LIVE_BY_HASHES), or a
+# public id drawn twice (inserted again alone). `created_at` defaults to now() when not given.
+# Each row's tags come as JSON text ($5): an array of arrays would be read as a 2-D array.
+INSERT_EPISODES = """
+INSERT INTO memories (
+    namespace_id, content_hash, content, category, tags, importance, expanded_keywords,
+    is_sensitive, source, metadata, has_secrets, pinned, kind, expires_at, capture_key, created_at
+)
+SELECT e.namespace_id, e.content_hash, e.content, e.category,
+       ARRAY(SELECT jsonb_array_elements_text(e.tags::jsonb)), e.importance, e.expanded_keywords,
+       e.is_sensitive, e.source, e.metadata, e.has_secrets, false, 'episode', e.expires_at,
+       e.capture_key, coalesce(e.created_at, now())
+FROM unnest(
+    $1::bigint[], $2::bytea[], $3::text[], $4::text[], $5::text[], $6::real[], $7::text[],
+    $8::bool[], $9::text[], $10::jsonb[], $11::bool[], $12::timestamptz[], $13::text[],
+    $14::timestamptz[]
+) AS e (
+    namespace_id, content_hash, content, category, tags, importance, expanded_keywords,
+    is_sensitive, source, metadata, has_secrets, expires_at, capture_key, created_at
+)
+ON CONFLICT DO NOTHING
+RETURNING id, public_id, namespace_id, capture_key
+"""
+
+# The memories (deleted ones too: a forgotten exchange is not captured again) holding these keys.
+CAPTURED = """
+SELECT m.id, m.public_id, m.namespace_id, m.capture_key
+FROM memories m
+WHERE (m.namespace_id, m.capture_key) IN (SELECT * FROM unnest($1::bigint[], $2::text[]))
+"""
+
+# Live memories holding these contents, with their public ids (what a duplicate answers).
+LIVE_BY_HASHES = """
+SELECT namespace_id, content_hash, id, public_id
+FROM memories
+WHERE deleted_at IS NULL
+  AND (namespace_id, content_hash) IN (SELECT * FROM unnest($1::bigint[], $2::bytea[]))
+"""
+
 
 LIVE_ID_BY_HASH = """
 SELECT id, public_id FROM memories WHERE namespace_id = $1 AND content_hash = $2 AND deleted_at IS NULL
@@ -75,6 +117,8 @@ WHERE (CASE WHEN $2::bigint[] IS NULL THEN n.owned ELSE n.id = ANY($2) END)
   AND (m.deleted_at IS NULL OR ($8 AND n.owned))
   AND (NOT m.is_sensitive OR $9)
   AND ($10::timestamptz IS NULL OR (m.created_at, m.id) < ($10, (SELECT id FROM page_after)))
+  AND ($13::text IS NULL OR m.kind = $13)
+  AND ($14::bool IS NULL OR m.pinned = $14)
 ORDER BY m.created_at DESC, m.id DESC
 LIMIT $12
 """
@@ -96,7 +140,8 @@ WHERE m.id = $1 AND m.deleted_at IS NULL AND m.namespace_id IN ({writable_namesp
 FOR UPDATE OF m
 """
 
-# What the change left that decides its follow-up jobs.
+# What the change left that decides its follow-up jobs. $19: promote it (an episode becomes a
+# curated memory that never expires; an episode's `importance` then defaults to at least 0.5).
 UPDATE_MEMORY = """
 UPDATE memories SET
     content           = coalesce($2, content),
@@ -105,12 +150,17 @@ UPDATE memories SET
     embedding_model   = CASE WHEN $4 THEN $6 ELSE embedding_model END,
     category          = CASE WHEN $7 THEN $8 ELSE category END,
     tags              = coalesce($9, tags),
-    importance        = coalesce($10, importance),
+    importance        = coalesce(
+        $10, CASE WHEN $19 AND kind = 'episode' THEN greatest(importance, 0.5) ELSE importance END
+    ),
     expanded_keywords = CASE WHEN $11 THEN $12 ELSE expanded_keywords END,
     is_sensitive      = coalesce($13, is_sensitive),
     source            = CASE WHEN $14 THEN $15 ELSE source END,
     metadata          = coalesce($16, metadata),
     has_secrets       = $17,
+    pinned            = coalesce($18, pinned),
+    kind              = CASE WHEN $19 THEN 'memory' ELSE kind END,
+    expires_at        = CASE WHEN $19 THEN NULL ELSE expires_at END,
     updated_at        = now()
 WHERE id = $1
 RETURNING is_sensitive, embedding IS NULL AS unembedded

@@ -17,7 +17,8 @@
 --   A dense weight above 0 always comes with a query vector (RecallArgs refuses anything else).
 --
 -- [in scope] The same filter in every leg, so that all legs rank the same population: the
---   caller's namespaces, live, not sensitive unless asked, and the optional row filters. Those sit
+--   caller's namespaces, live, not sensitive unless asked, and the optional row filters (the kinds
+--   filter among them: curated memories, captured episodes, or both). Those sit
 --   behind the one :row_filters gate: a generic plan cannot fold `$x IS NULL OR ...` away, and five
 --   such clauses multiplied made it expect ~5 rows in scope and pick a sequential scan over the
 --   HNSW index; behind the gate they count as one clause that holds for about half the rows.
@@ -78,6 +79,7 @@ lexical_strict AS (
                      AND (:tags::text[] IS NULL
                           OR CASE WHEN :tags_match_all::boolean THEN m.tags @> :tags ELSE m.tags && :tags END)
                      AND (:created_since::timestamptz IS NULL OR m.created_at >= :created_since)
+                     AND (:kinds::text[] IS NULL OR m.kind = ANY(:kinds))
                      AND (:created_until::timestamptz IS NULL OR m.created_at < :created_until)))
               LIMIT :lexical_cap)
              UNION ALL
@@ -98,6 +100,7 @@ lexical_strict AS (
                          AND (:tags::text[] IS NULL
                               OR CASE WHEN :tags_match_all::boolean THEN m.tags @> :tags ELSE m.tags && :tags END)
                          AND (:created_since::timestamptz IS NULL OR m.created_at >= :created_since)
+                         AND (:kinds::text[] IS NULL OR m.kind = ANY(:kinds))
                          AND (:created_until::timestamptz IS NULL OR m.created_at < :created_until)))
                   OFFSET 0
               ) m
@@ -128,6 +131,7 @@ lexical_rare AS (
                      AND (:tags::text[] IS NULL
                           OR CASE WHEN :tags_match_all::boolean THEN m.tags @> :tags ELSE m.tags && :tags END)
                      AND (:created_since::timestamptz IS NULL OR m.created_at >= :created_since)
+                     AND (:kinds::text[] IS NULL OR m.kind = ANY(:kinds))
                      AND (:created_until::timestamptz IS NULL OR m.created_at < :created_until)))
               LIMIT :lexical_cap)
              UNION ALL
@@ -148,6 +152,7 @@ lexical_rare AS (
                          AND (:tags::text[] IS NULL
                               OR CASE WHEN :tags_match_all::boolean THEN m.tags @> :tags ELSE m.tags && :tags END)
                          AND (:created_since::timestamptz IS NULL OR m.created_at >= :created_since)
+                         AND (:kinds::text[] IS NULL OR m.kind = ANY(:kinds))
                          AND (:created_until::timestamptz IS NULL OR m.created_at < :created_until)))
                   OFFSET 0
               ) m
@@ -178,6 +183,7 @@ lexical_any AS (
                      AND (:tags::text[] IS NULL
                           OR CASE WHEN :tags_match_all::boolean THEN m.tags @> :tags ELSE m.tags && :tags END)
                      AND (:created_since::timestamptz IS NULL OR m.created_at >= :created_since)
+                     AND (:kinds::text[] IS NULL OR m.kind = ANY(:kinds))
                      AND (:created_until::timestamptz IS NULL OR m.created_at < :created_until)))
               LIMIT :lexical_cap)
              UNION ALL
@@ -198,6 +204,7 @@ lexical_any AS (
                          AND (:tags::text[] IS NULL
                               OR CASE WHEN :tags_match_all::boolean THEN m.tags @> :tags ELSE m.tags && :tags END)
                          AND (:created_since::timestamptz IS NULL OR m.created_at >= :created_since)
+                         AND (:kinds::text[] IS NULL OR m.kind = ANY(:kinds))
                          AND (:created_until::timestamptz IS NULL OR m.created_at < :created_until)))
                   OFFSET 0
               ) m
@@ -243,6 +250,7 @@ dense_ann AS (
            AND (:tags::text[] IS NULL
                 OR CASE WHEN :tags_match_all::boolean THEN m.tags @> :tags ELSE m.tags && :tags END)
            AND (:created_since::timestamptz IS NULL OR m.created_at >= :created_since)
+           AND (:kinds::text[] IS NULL OR m.kind = ANY(:kinds))
            AND (:created_until::timestamptz IS NULL OR m.created_at < :created_until)))
     ORDER BY m.embedding <=> :query_vec::halfvec
     LIMIT :leg_depth
@@ -269,6 +277,7 @@ dense_exact AS (
                AND (:tags::text[] IS NULL
                     OR CASE WHEN :tags_match_all::boolean THEN m.tags @> :tags ELSE m.tags && :tags END)
                AND (:created_since::timestamptz IS NULL OR m.created_at >= :created_since)
+               AND (:kinds::text[] IS NULL OR m.kind = ANY(:kinds))
                AND (:created_until::timestamptz IS NULL OR m.created_at < :created_until)))
         OFFSET 0
     ) m
@@ -422,6 +431,7 @@ graph_scored AS (
                      AND (:tags::text[] IS NULL
                           OR CASE WHEN :tags_match_all::boolean THEN m.tags @> :tags ELSE m.tags && :tags END)
                      AND (:created_since::timestamptz IS NULL OR m.created_at >= :created_since)
+                     AND (:kinds::text[] IS NULL OR m.kind = ANY(:kinds))
                      AND (:created_until::timestamptz IS NULL OR m.created_at < :created_until))))
     GROUP BY mc.memory_id
     ORDER BY score DESC, mc.memory_id
@@ -464,7 +474,7 @@ ranked AS (
 SELECT m.public_id AS id,
        (:namespace_names::text[])[array_position(:namespace_ids::bigint[], m.namespace_id)] AS namespace,
        m.content, m.category, m.tags, m.importance, m.is_sensitive,
-       m.created_at, r.lexical_rank, r.lexical_score, r.dense_rank, r.dense_distance,
+       m.created_at, m.kind, m.expires_at, r.id AS memory_id, r.lexical_rank, r.lexical_score, r.dense_rank, r.dense_distance,
        r.graph_rank, r.graph_path, r.fused_score, r.final_score
 FROM ranked r
 -- [by id]

@@ -10,6 +10,8 @@ import msgspec
 from msgspec import Meta
 
 LegWeight = Annotated[float, Meta(ge=0.0, le=10.0)]
+Kind = Literal["memory", "episode"]
+"""`memory`: curated (stored on purpose); `episode`: an exchange captured from a session, which expires."""
 NO_NUL = "^[^\x00]*$"  # PostgreSQL text cannot hold U+0000
 
 
@@ -30,10 +32,14 @@ class RecallFilters(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     created_since: datetime | None = None
     created_until: datetime | None = None
     include_sensitive: bool = False
+    kinds: Annotated[list[Kind], Meta(min_length=1, max_length=2)] | None = None
+    """Which kinds of memory to search; null (absent) searches both."""
 
     def __post_init__(self) -> None:
         _utc_representable(self.created_since, "created_since")
         _utc_representable(self.created_until, "created_until")
+        if self.kinds is not None and len(set(self.kinds)) != len(self.kinds):
+            raise ValueError("kinds lists a kind twice")
 
 
 class LegWeights(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -57,6 +63,7 @@ class RecallRequest(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
 
 class HitExplanation(msgspec.Struct, kw_only=True):
+    kind: Kind
     lexical_rank: int | None
     dense_rank: int | None
     graph_rank: int | None
@@ -78,6 +85,8 @@ class RecallHit(msgspec.Struct, kw_only=True):
     is_sensitive: bool
     created_at: datetime
     score: float
+    kind: Kind = "memory"
+    """`episode` for an exchange captured from a session (it expires unless recalled or promoted)."""
     explain: HitExplanation | None = None
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
 import asyncpg
 from pgvector import HalfVector
@@ -31,7 +33,7 @@ from app.recall.schemas import (
 )
 from app.recall.scope_sizes import ScopeSizes
 from app.recall.settings import RecallSettings
-from app.recall.sql import recall_statement
+from app.recall.sql import PUSH_BACK_EXPIRY, recall_statement
 from app.recall.statement import RecallArgs
 
 log = logging.getLogger(__name__)
@@ -70,8 +72,12 @@ class RecallService:
         tag_limits: TagLimits,
         graph: GraphSettings | None = None,
         metrics: RecallMetrics | None = None,
+        episode_ttl_days: float = 30.0,
     ) -> None:
+        """`episode_ttl_days` is the memories' setting (`MEMORIA_MEMORIES__EPISODE_TTL_DAYS`), passed
+        in by `create_app`: an episode recall returns lives that long again (`push_back_expiry`)."""
         self._db = db
+        self._episode_ttl = timedelta(days=episode_ttl_days)
         self._embedder = embedder
         self._settings = settings
         self._tag_limits = tag_limits
@@ -144,6 +150,7 @@ class RecallService:
             plan = lexical
         finally:
             embedding.cancel()  # a no-op once done; an early error must not leave it dangling
+        await self._push_back_expiry(rows)
         response = RecallResponse(
             results=[self._hit(row, request.explain) for row in rows],
             legs=legs or plan.legs,
@@ -152,6 +159,29 @@ class RecallService:
         )
         self._record(started, request, rows, response.degraded, small_scope)
         return response
+
+    async def _push_back_expiry(self, rows: Sequence[asyncpg.Record]) -> None:
+        """Episodes a recall returned live `episode_ttl_days` from now: being recalled is what keeps
+        a captured exchange. One UPDATE for all of them, and only when one of them would expire
+        within the TTL less a day, so an episode is written at most once a day however often it is
+        recalled, and a recall returning no such episode writes nothing.
+
+        The recall transaction is READ ONLY (and its pool may be a replica), so the write goes to
+        the primary right after it. It is bookkeeping, not the answer: a failure is logged and the
+        hits are returned all the same (the episode is pushed back by the next recall instead).
+        """
+        due_before = datetime.now(UTC) + self._episode_ttl - timedelta(days=1)
+        due = [
+            row["memory_id"]
+            for row in rows
+            if row["kind"] == "episode" and row["expires_at"] is not None and row["expires_at"] < due_before
+        ]
+        if not due:
+            return
+        try:
+            await self._db.write.execute(PUSH_BACK_EXPIRY, due, self._episode_ttl.total_seconds() / 86400)
+        except Exception:  # cancellation (the request's deadline) is no Exception: it still ends the request
+            log.warning("pushing back the expiry of %d recalled episodes failed", len(due), exc_info=True)
 
     def _set_local_now(self) -> str:
         """The SET LOCAL lines, `statement_timeout` cut to the request's time left: a statement
@@ -184,6 +214,10 @@ class RecallService:
         common_lexemes: list[str],
     ) -> RecallArgs:
         filters, graph, weights = request.filters, self._graph, plan.weights
+        # both kinds is no filter at all: the statement then skips the row filters (:row_filters)
+        kinds: list[str] | None = (
+            list(filters.kinds) if filters.kinds and len(set(filters.kinds)) < 2 else None
+        )
         return RecallArgs(
             query=request.query,
             common_lexemes=common_lexemes,
@@ -195,6 +229,7 @@ class RecallService:
             tags=tags,
             tags_match_all=filters.tags_match == "all",
             created_since=as_utc(filters.created_since),
+            kinds=kinds,
             created_until=as_utc(filters.created_until),
             lexical_cap=self._settings.lexical_candidate_cap,
             w_lexical=weights["lexical"],
@@ -243,7 +278,13 @@ class RecallService:
             results=len(rows),
             limit=request.limit,
             scope_at_least=0 if small_scope else max(self._settings.exact_scan_below, 0),
-            filtered=bool(filters.category or filters.tags or filters.created_since or filters.created_until),
+            filtered=bool(
+                filters.category
+                or filters.tags
+                or filters.created_since
+                or filters.created_until
+                or (filters.kinds and len(set(filters.kinds)) < 2)
+            ),
             degraded=degraded,
         )
 
@@ -271,7 +312,9 @@ class RecallService:
             is_sensitive=row["is_sensitive"],
             created_at=row["created_at"],
             score=row["final_score"],
+            kind=row["kind"],
             explain=HitExplanation(
+                kind=row["kind"],
                 lexical_rank=row["lexical_rank"],
                 dense_rank=row["dense_rank"],
                 graph_rank=row["graph_rank"],

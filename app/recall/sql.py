@@ -42,6 +42,19 @@ def compile_named(sql: str, order: Sequence[str]) -> str:
     return _TOKENS.sub(placeholder, sql)
 
 
+# The episodes a recall returned (internal ids) live `$2` days from now again; only those that
+# would expire within that less a day are written, so each is written at most once a day. A
+# promoted memory (no expiry) and a deleted one are left alone.
+PUSH_BACK_EXPIRY = """
+UPDATE memories
+SET expires_at = now() + $2::float8 * interval '1 day'
+WHERE id = ANY($1::bigint[])
+  AND kind = 'episode'
+  AND deleted_at IS NULL
+  AND expires_at < now() + ($2::float8 - 1) * interval '1 day'
+"""
+
+
 @cache
 def recall_sql() -> str:
     """`recall.sql` as written, with named parameters."""

@@ -25,11 +25,12 @@ class RecallArgs:
     small_scope: bool  # read the scope through its namespaces' index, dense leg exact
     namespace_ids: list[int]  # the caller's namespaces in scope (resolved, never user text)
     include_sensitive: bool
-    row_filters: bool = field(init=False)  # any of the four row filters below is set
+    row_filters: bool = field(init=False)  # any of the five row filters below is set
     category: str | None
     tags: list[str] | None
     tags_match_all: bool
     created_since: datetime | None
+    kinds: list[str] | None  # 'memory' and/or 'episode'; None for both (no filter)
     created_until: datetime | None
     lexical_cap: int  # most candidates a lexical tier ranks
     w_lexical: float  # 0: the lexical leg does not run
@@ -58,7 +59,7 @@ class RecallArgs:
     def __post_init__(self) -> None:
         # The statement trusts both: a row filter outside the gate would be ignored, and a leg
         # reading the query vector without one would rank by a NULL distance.
-        filtering = (self.category, self.tags, self.created_since, self.created_until)
+        filtering = (self.category, self.tags, self.created_since, self.kinds, self.created_until)
         object.__setattr__(self, "row_filters", any(value is not None for value in filtering))
         if self.query_vec is None and (self.w_dense > 0 or self.graph_seed_neighbors > 0):
             raise ValueError("the dense leg and concept-embedding seeds need a query vector")

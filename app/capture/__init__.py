@@ -1,0 +1,1 @@
+"""Capture: Claude Code exchanges stored as `episode` memories, idempotently, without an LLM."""

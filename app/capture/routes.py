@@ -1,0 +1,56 @@
+"""`POST /v1/capture/claude-code`: the capture hooks send a Claude Code session's new exchanges."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from litestar import Request, post
+from litestar.di import NamedDependency
+from litestar.params import JSONBody, QueryParameter
+from litestar.status_codes import HTTP_200_OK
+
+from app.auth import AuthUser
+from app.capture.schemas import CaptureRequest, CaptureResult
+from app.capture.service import CaptureService
+from app.core.deadline import DEADLINE_KIND, WRITE
+from app.errors import problem
+
+DEFAULT_NAMESPACE = "default"
+"""Where a capture goes without `namespace`: where `POST /v1/memories` stores without one."""
+
+
+@post(
+    "/capture/claude-code",
+    status_code=HTTP_200_OK,
+    tags=["capture"],
+    summary="Store a Claude Code session's exchanges as episodes (idempotent per session and turn)",
+    description=(
+        "Each exchange (a prompt and the assistant's final reply, with a digest of its tool calls) "
+        "is stored as one or more `episode` memories: `<private>…</private>` spans removed, "
+        "credentials redacted, chunked under `MEMORIA_CAPTURE__MAX_CHUNK_CHARS`, embedded by a "
+        "background job. The key `claude-code:<session_id>:<turn>:<chunk>` is unique per namespace: "
+        "an exchange sent again is a `duplicate`, never stored twice. Episodes expire after "
+        "`MEMORIA_MEMORIES__EPISODE_TTL_DAYS` unless recalled or promoted. Empty exchanges are "
+        "`skipped`; with capture disabled (`MEMORIA_CAPTURE__ENABLED=false`) every exchange is."
+    ),
+    opt={DEADLINE_KIND: WRITE},
+    responses={
+        403: problem("`namespace` is shared with you read-only, or the key lacks the `write` scope"),
+        404: problem("`namespace` is an `@owner/name` address not shared with you"),
+    },
+)
+async def capture_claude_code(
+    request: Request[AuthUser, int, Any],
+    data: JSONBody[CaptureRequest],
+    capture: NamedDependency[CaptureService],
+    namespace: Annotated[
+        str | None,
+        QueryParameter(
+            min_length=1,
+            max_length=300,
+            description="Own namespace (created on first use) or `@owner/name` shared for writing; "
+            "default `default`",
+        ),
+    ] = None,
+) -> CaptureResult:
+    return await capture.capture(request.user.id, namespace or DEFAULT_NAMESPACE, data)

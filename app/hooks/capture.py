@@ -1,0 +1,395 @@
+"""The capture hook (Stop, PreCompact, SessionEnd) and the flusher it starts.
+
+`memoria-hook capture` reads the Claude Code event on stdin, checks that capture is on, hands the
+event to a detached worker (`memoria-hook capture --worker`: its own session, the event on its
+stdin, no other stdio) and exits: Claude Code waits for a Stop, PreCompact or SessionEnd hook, and
+parsing a long transcript delta and writing it durably took most of the hook's time (a 200-exchange
+delta: ~47 ms of JSON parsing and ~37 ms of fsynced writes of ~130 ms), so none of it happens while
+the session waits. Handing off loses nothing: the worker reads the session's transcript from where
+the last run stopped (`cursors/<session_id>.json`), turns the new lines into exchanges
+(`app.hooks.transcript`), removes `<private>` spans, appends them to the local spool and only then
+moves the cursor, so a worker that dies before that leaves the cursor where it was and the next
+event reads the same lines again; a crash after the spool write sends the same turns again, which
+the server's capture key makes duplicates. Then the worker flushes the spool.
+`MEMORIA_CLIENT__CAPTURE_FLUSH=inline` does all of it in the hook's own process instead (tests, and
+people who prefer it).
+
+Capture is off when `MEMORIA_CLIENT__CAPTURE=off`, or when the event's project has a
+`.memoria-no-capture` file (at its git root, or in `cwd`): `memoria capture off` writes one.
+
+Like the prompt hook it always exits 0 and prints nothing (a capture hook has nothing to say to
+Claude Code); reasons go to the hook log and the outcome to `status.json` for `memoria status`.
+Standard library only, without pathlib or typing at run time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+from app.client.environment import DEFAULT_URL, ENV_URL, hook_log_from_environment
+from app.client.namespace import (
+    default_from_environment,
+    git_root,
+    mapping_from_environment,
+    namespace_for_cwd,
+)
+from app.hooks.budget import BudgetSpent, Deadline, hook_budget
+from app.hooks.hook_log import write_log
+from app.hooks.private import strip_private
+from app.hooks.spool import SpoolBusy, append, flush, load
+from app.hooks.state import cursor_path, lock_file, read_json, record, unlock_file, write_json_atomic
+from app.hooks.transcript import read_delta
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import IO, Any
+
+ENV_CAPTURE = "MEMORIA_CLIENT__CAPTURE"
+ENV_CAPTURE_FLUSH = "MEMORIA_CLIENT__CAPTURE_FLUSH"
+NO_CAPTURE_FILE = ".memoria-no-capture"
+MAX_EVENT_BYTES = 4 * 1024 * 1024
+SESSION_LOCK_WAIT_S = 1.0
+#: A worker waits longer: it blocks nobody, and Stop's worker may still hold the session when
+#: SessionEnd's starts (the final event must not give up on its turn).
+WORKER_SESSION_LOCK_WAIT_S = 30.0
+#: The event fields the worker needs; the rest (Stop's `last_assistant_message`, …) stays here.
+WORKER_EVENT_FIELDS = ("session_id", "transcript_path", "cwd", "hook_event_name")
+#: The detached flusher's own limit: it blocks nobody, but must not linger forever either.
+DETACHED_FLUSH_BUDGET_S = 60.0
+FINAL_EVENTS = ("SessionEnd",)
+#: Cursors of sessions untouched this long are removed at a SessionEnd (they are a few bytes each,
+#: but one per session ever run adds up).
+CURSOR_MAX_AGE_S = 90 * 24 * 3600.0
+#: Events fired when the model finished its turn: its last text is the final reply.
+TURN_OVER_EVENTS = ("Stop",)
+
+USAGE = "usage: memoria-hook capture [--worker]|flush [--url URL] [--namespace NAME]"
+
+
+class CaptureFailure(Exception):
+    """A reason to stop quietly; the message goes to the hook log."""
+
+
+def parse_args(argv: Sequence[str]) -> tuple[str, dict[str, str]]:
+    args = list(argv)
+    if not args or args[0] not in ("capture", "flush"):
+        raise CaptureFailure(f"bad arguments {list(argv)!r}; {USAGE}")
+    command = args.pop(0)
+    options: dict[str, str] = {}
+    while args:
+        flag = args.pop(0)
+        if flag in ("--url", "--namespace") and args:
+            options[flag[2:]] = args.pop(0)
+        elif flag == "--worker" and command == "capture":
+            options["worker"] = "1"
+        else:
+            raise CaptureFailure(f"bad arguments {list(argv)!r}; {USAGE}")
+    return command, options
+
+
+def read_event(stdin: IO[bytes]) -> dict[str, Any]:
+    raw = stdin.read(MAX_EVENT_BYTES + 1)
+    if len(raw) > MAX_EVENT_BYTES:
+        raise CaptureFailure("event on stdin is larger than 4 MiB")
+    try:
+        event = json.loads(raw)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise CaptureFailure(f"stdin is not a JSON event: {exc}") from exc
+    if not isinstance(event, dict):
+        raise CaptureFailure("stdin is JSON but not an object")
+    return event
+
+
+def capture_off_reason(env: Mapping[str, str], cwd: str | None) -> str | None:
+    """Why capture is off for a session in `cwd`, None when it is on."""
+    if env.get(ENV_CAPTURE, "").strip().lower() in ("off", "0", "false", "no"):
+        return f"capture off: {ENV_CAPTURE}={env.get(ENV_CAPTURE)}"
+    if cwd and "\x00" not in cwd:
+        places = [cwd]
+        if os.path.isdir(cwd):
+            root = git_root(cwd)
+            if root:
+                places.insert(0, root)
+        for place in places:
+            marker = os.path.join(place, NO_CAPTURE_FILE)
+            if os.path.exists(marker):
+                return f"capture off: {marker} exists"
+    return None
+
+
+def event_namespace(event: Mapping[str, Any], env: Mapping[str, str], notes: list[str]) -> str | None:
+    """The namespace of the event's `cwd`, worked out as the prompt hook does."""
+    try:
+        mapping = mapping_from_environment(env)
+    except ValueError as exc:
+        notes.append(str(exc))
+        mapping = {}
+    cwd = event.get("cwd")
+    return namespace_for_cwd(cwd if isinstance(cwd, str) else None, mapping, default_from_environment(env))
+
+
+def _private_removed(exchange: dict[str, Any]) -> dict[str, Any]:
+    """`exchange` with `<private>` spans removed from every text it carries."""
+    digest = exchange.get("digest") or {}
+    cleaned = {
+        name: [kept for kept in (strip_private(item).strip() for item in items) if kept]
+        for name, items in digest.items()
+    }
+    return {
+        **exchange,
+        "prompt": strip_private(exchange["prompt"]),
+        "reply": strip_private(exchange["reply"]),
+        "digest": cleaned,
+    }
+
+
+def check_event(event: Mapping[str, Any], env: Mapping[str, str]) -> tuple[str, str, str | None]:
+    """(session_id, transcript_path, why capture is off or None); CaptureFailure for a bad event."""
+    session_id = event.get("session_id")
+    transcript = event.get("transcript_path")
+    if not isinstance(session_id, str) or not 0 < len(session_id) <= 200:
+        raise CaptureFailure("event has no usable session_id")
+    if not isinstance(transcript, str) or not transcript:
+        raise CaptureFailure("event has no transcript_path")
+    cwd = event.get("cwd")
+    return session_id, transcript, capture_off_reason(env, cwd if isinstance(cwd, str) else None)
+
+
+def capture(
+    event: Mapping[str, Any],
+    options: Mapping[str, str],
+    env: Mapping[str, str],
+    notes: list[str],
+    lock_wait_s: float = SESSION_LOCK_WAIT_S,
+) -> tuple[str, str | None, int]:
+    """Spool the new exchanges of the event's session: (outcome, namespace, exchanges spooled)."""
+    session_id, transcript, off = check_event(event, env)
+    if off:
+        notes.append(off)
+        return "off", None, 0
+    namespace = options.get("namespace") or event_namespace(event, env, notes)
+    url = options.get("url") or env.get(ENV_URL) or DEFAULT_URL
+    hook_event = event.get("hook_event_name")
+    hook_event = hook_event[:100] if isinstance(hook_event, str) else None
+    cursor_file = cursor_path(env, session_id)
+    lock = lock_file(cursor_file[: -len(".json")] + ".lock", lock_wait_s)
+    if lock is None:
+        raise CaptureFailure(f"session {session_id} is being captured by another run")
+    try:
+        cursor = read_json(cursor_file, {})
+        if not isinstance(cursor, dict) or cursor.get("transcript") != transcript:
+            cursor = {}
+        offset = cursor.get("offset", 0)
+        turn = cursor.get("turn", 0)
+        if not isinstance(offset, int) or not isinstance(turn, int) or offset < 0 or turn < 0:
+            offset, turn = 0, 0
+        try:
+            delta = read_delta(
+                transcript,
+                offset,
+                turn,
+                session_id,
+                final=hook_event in FINAL_EVENTS,
+                turn_over=hook_event in TURN_OVER_EVENTS,
+            )
+        except OSError as exc:
+            raise CaptureFailure(f"cannot read transcript {transcript}: {exc.strerror or exc}") from exc
+        exchanges = [{**_private_removed(exchange), "hook_event": hook_event} for exchange in delta.exchanges]
+        if exchanges:
+            try:
+                append(env, namespace, url, exchanges, notes)
+            except SpoolBusy as exc:
+                raise CaptureFailure(f"not spooled, will retry next time: {exc}") from exc
+        if delta.offset != offset or delta.turn != turn or not cursor:
+            write_json_atomic(
+                cursor_file,
+                {"transcript": transcript, "offset": delta.offset, "turn": delta.turn, "at": time.time()},
+            )
+    finally:
+        unlock_file(lock)
+    if hook_event in FINAL_EVENTS:
+        prune_cursors(os.path.dirname(cursor_file), time.time() - CURSOR_MAX_AGE_S)
+    if exchanges:
+        return "spooled", namespace, len(exchanges)
+    return ("pending" if delta.pending else "nothing-new"), namespace, 0
+
+
+def prune_cursors(directory: str, before: float) -> int:
+    """Remove cursors (and their lock files) untouched since `before`: a session resumed after that
+    long reads its transcript from the top again, which the capture keys make harmless."""
+    removed = 0
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return 0
+    for entry in entries:
+        try:
+            if entry.is_file() and entry.stat().st_mtime < before:
+                os.unlink(entry.path)
+                removed += 1
+        except OSError:
+            continue
+    return removed
+
+
+def hook_script() -> str:
+    """`scripts/memoria-hook` of this checkout (the launcher that works under `python -S`)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    return os.path.join(root, "scripts", "memoria-hook")
+
+
+def hook_command(args: Sequence[str]) -> list[str]:
+    """The argv of a detached `memoria-hook <args>`: the launcher under `python -S` when there is
+    one, else the same code through `-c` with this checkout on `sys.path`."""
+    script = hook_script()
+    if os.path.isfile(script):
+        return [sys.executable, "-S", script, *args]
+    root = os.path.dirname(os.path.dirname(script))
+    code = (
+        f"import sys; sys.path.insert(0, {root!r}); "
+        f"from app.hooks.capture import main; sys.exit(main({list(args)!r}))"
+    )
+    return [sys.executable, "-S", "-c", code]
+
+
+def flusher_command() -> list[str]:
+    """The detached flusher's argv."""
+    return hook_command(["flush"])
+
+
+def _option_args(options: Mapping[str, str]) -> list[str]:
+    return [arg for name in ("url", "namespace") if name in options for arg in (f"--{name}", options[name])]
+
+
+def start_detached(argv: Sequence[str], env: Mapping[str, str], stdin: bytes | None = None) -> None:
+    """Start `argv` in its own session with no stdio but `stdin` (written, then closed), and do not
+    wait for it: the hook exits now, the process goes on after Claude Code's session ends."""
+    import subprocess
+
+    child = subprocess.Popen(
+        list(argv),
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        close_fds=True,
+        start_new_session=True,
+        env=dict(env),
+    )
+    if stdin is not None and child.stdin is not None:
+        with child.stdin:  # a few hundred bytes: the pipe's buffer takes them without a wait
+            child.stdin.write(stdin)
+
+
+def start_flusher(env: Mapping[str, str]) -> None:
+    """Start `memoria-hook flush` detached."""
+    start_detached(flusher_command(), env)
+
+
+def start_worker(event: Mapping[str, Any], options: Mapping[str, str], env: Mapping[str, str]) -> None:
+    """Hand the event (the fields the capture reads) to a detached `memoria-hook capture --worker`."""
+    kept = {name: event[name] for name in WORKER_EVENT_FIELDS if name in event}
+    argv = hook_command(["capture", "--worker", *_option_args(options)])
+    start_detached(argv, env, json.dumps(kept).encode("utf-8"))
+
+
+def run_flush(env: Mapping[str, str], budget_s: float, notes: list[str]) -> dict[str, Any]:
+    """Flush the spool within `budget_s`, and record how it went."""
+    result = flush(env, budget_s, notes)
+    if result["outcome"] not in ("empty", "busy"):  # "busy": the running flusher records its own
+        record(env, "flush", result["outcome"], None, result["sent"])
+    return result
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    stdin: IO[bytes] | None = None,
+    stdout: IO[str] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> int:
+    """Always 0 with no output: Claude Code shows other exit codes and Stop's stdout to the person."""
+    del stdout  # nothing to say
+    # From here, not from the process's spawn as the prompt hook counts: nobody waits on a Stop
+    # hook (it runs async), and `main` also runs inside long-lived processes (`memoria`, tests).
+    started = time.monotonic()
+    env = os.environ if env is None else env
+    notes: list[str] = []
+    try:
+        command, options = parse_args(sys.argv[1:] if argv is None else argv)
+    except CaptureFailure as exc:
+        write_log(hook_log_from_environment(env), str(exc))
+        return 0
+    if command == "flush":
+        try:
+            with Deadline(DETACHED_FLUSH_BUDGET_S + 5):
+                run_flush(env, DETACHED_FLUSH_BUDGET_S, notes)
+        except BudgetSpent:
+            notes.append("flush gave up after its time limit")
+        except Exception as exc:  # fail quietly, whatever happened
+            notes.append(f"flush: unexpected {type(exc).__name__}: {exc}")
+        for line in notes:
+            write_log(hook_log_from_environment(env), line)
+        return 0
+    if "worker" in options:
+        _work(stdin or sys.stdin.buffer, options, env, notes)
+        return 0
+    budget, warning = hook_budget(env)
+    if warning:
+        notes.append(warning)
+    inline = env.get(ENV_CAPTURE_FLUSH, "").strip().lower() == "inline"
+    outcome, namespace, count = "failed", None, 0
+    try:
+        with Deadline(budget - (time.monotonic() - started)):
+            event = read_event(stdin or sys.stdin.buffer)
+            if not inline:
+                _, _, off = check_event(event, env)
+                if off is None:
+                    start_worker(event, options, env)
+                    outcome = "handed-off"  # the worker records the capture itself
+                else:
+                    notes.append(off)
+                    outcome = "off"
+            else:
+                outcome, namespace, count = capture(event, options, env, notes)
+                if outcome != "off" and load(env):
+                    run_flush(env, max(0.001, budget - (time.monotonic() - started)), notes)
+    except BudgetSpent:
+        notes.append(f"capture gave up after the {budget:.2f} s budget")
+    except CaptureFailure as exc:
+        notes.append(str(exc))
+    except Exception as exc:  # fail quietly, whatever happened
+        notes.append(f"capture: unexpected {type(exc).__name__}: {exc}")
+    if outcome != "handed-off":
+        record(env, "capture", outcome, namespace, count)
+    for line in notes:
+        write_log(hook_log_from_environment(env), line)
+    return 0
+
+
+def _work(stdin: IO[bytes], options: Mapping[str, str], env: Mapping[str, str], notes: list[str]) -> None:
+    """The detached worker: spool the event's exchanges, record it, then flush (nobody waits)."""
+    outcome, namespace, count = "failed", None, 0
+    try:
+        with Deadline(WORKER_SESSION_LOCK_WAIT_S + DETACHED_FLUSH_BUDGET_S + 5):
+            event = read_event(stdin)
+            outcome, namespace, count = capture(event, options, env, notes, WORKER_SESSION_LOCK_WAIT_S)
+            record(env, "capture", outcome, namespace, count)
+            if outcome != "off" and load(env):
+                run_flush(env, DETACHED_FLUSH_BUDGET_S, notes)
+    except BudgetSpent:
+        notes.append("capture worker gave up after its time limit")
+    except CaptureFailure as exc:
+        notes.append(str(exc))
+        record(env, "capture", outcome, namespace, count)
+    except Exception as exc:  # fail quietly, whatever happened
+        notes.append(f"capture worker: unexpected {type(exc).__name__}: {exc}")
+        record(env, "capture", outcome, namespace, count)
+    for line in notes:
+        write_log(hook_log_from_environment(env), line)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,174 @@
+"""The SessionStart `additionalContext`: what a new session should know before its first prompt.
+
+Claude Code fires SessionStart with a `source`: `startup` (a new session), `resume` (an old one
+continued: its conversation is back in context), `clear` (after /clear: a fresh start in the same
+process) and `compact` (the conversation was just summarised). Each gets the namespace's pinned
+memories, then its curated memories by importance and recency, and:
+
+- startup: the few most recent episodes of *other* sessions ("recent sessions"), so work picks up
+  where the last session left it;
+- compact: this session's own most recent episodes, the exchanges the summary squeezed;
+- resume: nothing more, in half the budget (the resumed conversation carries the rest);
+- clear: nothing more (the person cleared the conversation on purpose).
+
+Curated memories always come first: an episode is raw conversation, a curated memory was kept on
+purpose. Everything is read by ONE statement (`START_CONTEXT`), then laid out within a character
+budget: a line that does not fit is skipped so that a shorter later one can still make it, and long
+memories are cut to a line (the id fetches the whole, `memory_get`). Sensitive memories never appear.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import asyncpg
+
+from app.namespaces import resolve_scope
+
+Source = Literal["startup", "resume", "clear", "compact"]
+EpisodeMode = Literal["other-sessions", "this-session", "none"]
+
+SECTION_ROWS = 40
+"""Most rows each section reads: more lines than any budget up to 9,000 characters shows."""
+EPISODE_ROWS = {"startup": 5, "compact": 8}
+"""Episodes read per source (only startup and compact show any)."""
+MEMORY_LINE_CHARS = 500
+EPISODE_LINE_CHARS = 300
+
+# Pinned memories (any kind), then curated ones by importance and recency, then the episodes the
+# source asks for (this session's, or other sessions'), newest first: one statement, three bounded
+# reads of the namespace (each LIMITed; `position` keeps each section's order through the UNION).
+START_CONTEXT = """
+WITH pinned AS (
+    SELECT m.public_id, m.kind, m.category, m.content, m.created_at,
+           row_number() OVER (ORDER BY m.importance DESC, m.created_at DESC, m.id DESC) AS position
+    FROM memories m
+    WHERE m.namespace_id = $1
+      AND m.deleted_at IS NULL
+      AND NOT m.is_sensitive
+      AND m.pinned
+    ORDER BY m.importance DESC, m.created_at DESC, m.id DESC
+    LIMIT $4
+),
+curated AS (
+    SELECT m.public_id, m.kind, m.category, m.content, m.created_at,
+           row_number() OVER (ORDER BY m.importance DESC, m.created_at DESC, m.id DESC) AS position
+    FROM memories m
+    WHERE m.namespace_id = $1
+      AND m.deleted_at IS NULL
+      AND NOT m.is_sensitive
+      AND NOT m.pinned
+      AND m.kind = 'memory'
+    ORDER BY m.importance DESC, m.created_at DESC, m.id DESC
+    LIMIT $4
+),
+episodes AS (
+    SELECT m.public_id, m.kind, m.category, m.content, m.created_at,
+           row_number() OVER (ORDER BY m.created_at DESC, m.id DESC) AS position
+    FROM memories m
+    WHERE m.namespace_id = $1
+      AND m.deleted_at IS NULL
+      AND NOT m.is_sensitive
+      AND NOT m.pinned
+      AND m.kind = 'episode'
+      AND (m.expires_at IS NULL OR m.expires_at > now())
+      AND CASE $2::text
+              WHEN 'this-session' THEN m.metadata->>'session_id' = $3::text
+              WHEN 'other-sessions' THEN m.metadata->>'session_id' IS DISTINCT FROM $3::text
+              ELSE false
+          END
+    ORDER BY m.created_at DESC, m.id DESC
+    LIMIT $5
+)
+SELECT 'pinned' AS section, 1 AS section_order, * FROM pinned
+UNION ALL
+SELECT 'curated', 2, * FROM curated
+UNION ALL
+SELECT 'episodes', 3, * FROM episodes
+ORDER BY section_order, position
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What one source shows: which episodes, and how many characters in all."""
+
+    episodes: EpisodeMode
+    max_chars: int
+    episode_heading: str
+
+
+def plan_for(source: str | None, max_chars: int) -> Plan:
+    """The plan for `source`; an unknown or missing one is treated as a new session (startup)."""
+    if source == "compact":
+        return Plan("this-session", max_chars, "Earlier in this session (before compaction):")
+    if source == "resume":
+        return Plan("none", max(max_chars // 2, 200), "")
+    if source == "clear":
+        return Plan("none", max_chars, "")
+    return Plan("other-sessions", max_chars, "Recent sessions (captured exchanges, newest first):")
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _line(row: asyncpg.Record) -> str:
+    content = " ".join(row["content"].split())
+    if row["kind"] == "episode":
+        return _clip(
+            f"- #{row['public_id']} [episode {row['created_at']:%Y-%m-%d}] {content}", EPISODE_LINE_CHARS
+        )
+    category = f" [{row['category']}]" if row["category"] else ""
+    return _clip(f"- #{row['public_id']}{category} {content}", MEMORY_LINE_CHARS)
+
+
+def header(namespace: str, source: str) -> str:
+    return (
+        f"Memoria: memories of namespace {namespace} for this session ({source}); curated first, "
+        "then captured exchanges. Saved earlier, they may be out of date; memory_get fetches one in full."
+    )
+
+
+def render(namespace: str, source: str, rows: Sequence[asyncpg.Record], plan: Plan) -> tuple[str, int]:
+    """(text, memories included) within `plan.max_chars`; ("", 0) when no memory fits."""
+    headings = {"pinned": "Pinned:", "curated": "Most important:", "episodes": plan.episode_heading}
+    text = header(namespace, source)
+    included = 0
+    section = None
+    for row in rows:
+        line = "\n" + _line(row)
+        heading = "" if row["section"] == section else "\n" + headings[row["section"]]
+        if len(text) + len(heading) + len(line) > plan.max_chars:
+            continue  # skipped, not cut: a shorter line further on may still fit
+        text += heading + line
+        section = row["section"]
+        included += 1
+    return (text, included) if included else ("", 0)
+
+
+async def session_start_context(
+    pool: asyncpg.Pool,
+    user_id: int,
+    namespace: str,
+    source: str | None,
+    session_id: str | None,
+    max_chars: int,
+) -> tuple[str, int]:
+    """(additionalContext, memories included) for `user_id`'s `namespace` (one of theirs, or one
+    shared with them as `@owner/name`); NotFound when they have none by that name."""
+    plan = plan_for(source, max_chars)
+    shown_source = source if source in ("startup", "resume", "clear", "compact") else "startup"
+    async with pool.acquire() as conn:
+        (scope,) = await resolve_scope(conn, user_id, [namespace])
+        rows = await conn.fetch(
+            START_CONTEXT,
+            scope.id,
+            plan.episodes,
+            session_id,
+            SECTION_ROWS,
+            EPISODE_ROWS.get(shown_source, 0) if plan.episodes != "none" else 0,
+        )
+    return render(namespace, shown_source, rows, plan)

@@ -1,0 +1,143 @@
+"""`memoria status` beyond the server: this machine's Claude Code hooks per settings scope, the
+capture spool and the last capture / recall / session-start, shown when the server is down too."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from app.cli import main
+from app.core.net import free_port
+from app.hooks import spool, state
+
+
+@pytest.fixture
+def machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """A home, a state directory and a git project to stand in, as the environment of the commands."""
+    home = tmp_path / "home"
+    project = tmp_path / "shop-api"
+    (project / ".git").mkdir(parents=True)
+    (project / "src").mkdir()
+    home.mkdir()
+    monkeypatch.chdir(project / "src")
+    return {
+        "HOME": str(home),
+        "MEMORIA_CLIENT__STATE_DIR": str(tmp_path / "state"),
+        "MEMORIA_CLIENT__API_KEY": "mem_test",
+        "MEMORIA_CLIENT__URL": f"http://127.0.0.1:{free_port()}",  # nobody listens
+        "COLUMNS": "250",
+    }
+
+
+def memoria(env: dict[str, str], *args: str) -> Result:
+    return CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
+
+
+def lines(result: Result) -> list[str]:
+    return [" ".join(line.split()) for line in result.output.splitlines()]
+
+
+def test_with_the_server_down_status_says_so_and_still_shows_the_local_state(machine: dict[str, str]) -> None:
+    project = Path.cwd().parent
+    assert memoria(machine, "hook", "install", "--async-stop").exit_code == 0
+    assert (
+        memoria(machine, "hook", "install", "--scope", "local", "--no-capture", "--mode", "http").exit_code
+        == 0
+    )
+    spool.append(machine, "repo:shop-api", machine["MEMORIA_CLIENT__URL"], [{"turn": 0}, {"turn": 1}])
+    state.record(machine, "capture", "spooled", "repo:shop-api", 2)
+    state.record(machine, "recall", "injected", "repo:shop-api", 3)
+
+    result = memoria(machine, "status")
+
+    assert result.exit_code == 1
+    out = lines(result)
+    assert (
+        out[0]
+        == f"server {machine['MEMORIA_CLIENT__URL']} cannot reach Memoria at {machine['MEMORIA_CLIENT__URL']}"
+        + (" (is `memoria serve` running?)")
+    )
+    home = machine["HOME"]
+    assert f"user {home}/.claude/settings.json" in out
+    assert f"project none {project}/.claude/settings.json" in out, "the git root's, not the cwd's"
+    assert f"local {project}/.claude/settings.local.json" in out
+    assert out.count("Stop command, async") == 1
+    assert out.count("UserPromptSubmit command") == 1 and out.count("UserPromptSubmit http") == 1
+    assert out.count("SessionStart command") == 2
+    spool_line = next(line for line in out if line.startswith("spool "))
+    assert "2 exchanges in 1 batches" in spool_line and machine["MEMORIA_CLIENT__STATE_DIR"] in spool_line
+    capture = next(line for line in out if line.startswith("last capture "))
+    assert "spooled count 2 namespace repo:shop-api" in capture
+    assert any(line.startswith("last recall ") and "injected count 3" in line for line in out)
+    assert "last session never" in out and "last flush never" in out
+
+
+def test_nothing_installed_and_nothing_recorded_reads_as_such(machine: dict[str, str]) -> None:
+    out = lines(memoria(machine, "status"))
+    assert [line.split()[:2] for line in out if line.split()[0] in ("user", "project", "local")] == [
+        ["user", "none"],
+        ["project", "none"],
+        ["local", "none"],
+    ]
+    assert any(line.startswith("spool empty") for line in out)
+    assert {line for line in out if line.startswith("last ")} == {
+        "last capture never",
+        "last flush never",
+        "last recall never",
+        "last session never",
+    }
+
+
+def test_a_settings_file_that_is_not_json_is_named_not_fatal(machine: dict[str, str]) -> None:
+    settings = Path(machine["HOME"]) / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"hooks": ')
+    out = lines(memoria(machine, "status"))
+    assert f"user unreadable {settings}" in out
+    assert any(line.startswith("spool ") for line in out)
+
+
+class _Ready(BaseHTTPRequestHandler):
+    """A stand-in server: ready, one namespace."""
+
+    def do_GET(self) -> None:
+        body: Any = (
+            {"status": "ready"} if self.path == "/readyz" else [{"name": "repo:shop-api", "memories": 7}]
+        )
+        payload = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *_args: Any) -> None:
+        pass
+
+
+def test_with_the_server_up_the_local_state_follows_the_server_part(machine: dict[str, str]) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Ready)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        env = {**machine, "MEMORIA_CLIENT__URL": f"http://127.0.0.1:{server.server_address[1]}"}
+        state.record(env, "session-start", "injected", None, 4)
+        result = memoria(env, "status")
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+    assert result.exit_code == 0, result.output
+    out = lines(result)
+    assert out[0] == f"server {env['MEMORIA_CLIENT__URL']} ready"
+    assert out.index("hooks") > out.index("key ok 1 namespaces, 7 memories")
+    assert any(
+        line.startswith("last session ") and "injected count 4 namespace server default" in line
+        for line in out
+    )
