@@ -46,11 +46,13 @@ PROBLEM_REF = REF_TEMPLATE.format(name="Problem")
 def _app_answers(operation: dict[str, Any], handler: HTTPRouteHandler) -> dict[int, str]:
     """The problem statuses the app itself answers for an operation, from its shape."""
     answers: dict[int, str] = {}
-    if operation.get("security"):  # the API-key middleware, which reads the database
+    security = operation.get("security") or []
+    # `{}` among the schemes: the key is optional (the Claude Code hooks, which answer every refusal,
+    # a missing key included, with 200 `{}` and never a 401, 403, 429 or 503)
+    if security and {} not in security:  # the API-key middleware, which reads the database
         answers[401] = "Missing, unknown, revoked or expired API key"
-        if not handler.opt.get("exclude_from_auth"):  # the hook answers {} rather than 403 or 429
-            answers[403] = "The API key lacks the scope this route needs; `required_scope` names it"
-            answers[429] = "Rate limited (the key's requests, or the address's failed authentications)"
+        answers[403] = "The API key lacks the scope this route needs; `required_scope` names it"
+        answers[429] = "Rate limited (the key's requests, or the address's failed authentications)"
         answers[503] = "The database is unreachable; retry later"
     if "requestBody" in operation:
         answers[400] = "The body is not a JSON document: malformed, not UTF-8, empty or nested too deeply"

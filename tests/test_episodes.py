@@ -217,6 +217,9 @@ async def test_the_list_filters_on_kind_and_pinned(
         assert await listed(kind="memory", pinned="false") == {plain}
         bad = await client.get("/v1/memories", params={"kind": "note"}, headers=alice)
         assert bad.status_code in (400, 422), bad.text
+        for name in ("kind", "pinned"):  # `null` is no value: refused, never read as "no filter"
+            unset = await client.get("/v1/memories", params={name: "null"}, headers=alice)
+            assert unset.status_code == 422 and name in unset.json()["detail"], unset.text
 
         shown = (await client.get(f"/v1/memories/{pinned}", headers=alice)).json()
         assert (shown["kind"], shown["pinned"], shown["expires_at"]) == ("memory", True, None)

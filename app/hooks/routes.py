@@ -281,5 +281,8 @@ def hook_router(settings: HookSettings, max_body_bytes: int = 1024 * 1024) -> Ro
             "hook_max_body_bytes": Provide(provide_max_body_bytes, sync_to_thread=False),
         },
         request_max_body_size=max(MAX_HOOK_BODY_BYTES, max_body_bytes),
+        # With the `/v1` router's scheme this reads "the API key, or nothing": the key is what
+        # finds memories, and without one the answer is `{}` with 200, never a 401.
+        security=[{}],
         opt={"exclude_from_auth": True, DEADLINE_ANSWER: lambda: _answer("deadline")},
     )

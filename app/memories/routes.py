@@ -13,7 +13,7 @@ from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED, HTTP_204_NO_CON
 from app.auth import AuthUser
 from app.auth.scopes import SCOPE_OPT, SECRETS_READ
 from app.core.deadline import DEADLINE_KIND, WRITE
-from app.errors import problem
+from app.errors import InvalidInput, problem
 from app.memories.schemas import (
     CATEGORY,
     Cursor,
@@ -128,6 +128,12 @@ class MemoryController(Controller):
         limit: Annotated[int, QueryParameter(ge=1, le=200)] = 50,
         cursor: FromQuery[Cursor | None] = None,
     ) -> MemoryPage:
+        # the query parser reads `kind=null` or `pinned=null` as "not given": a filter that was
+        # asked for but has no valid value must not silently list everything
+        if kind is None and "kind" in request.query_params:
+            raise InvalidInput("kind must be memory or episode")
+        if pinned is None and "pinned" in request.query_params:
+            raise InvalidInput("pinned must be true or false")
         filters = ListFilters(
             namespaces=namespace,
             category=category,
