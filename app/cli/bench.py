@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -320,6 +320,37 @@ def secrets(
         raise SystemExit(1)
 
 
+def _corpus(sentences: Path | None) -> Path:
+    """`--sentences`, else the persona sentences beside the repository; a missing file is a usage error."""
+    from app.bench.latency import DEFAULT_SENTENCES
+
+    corpus = sentences or DEFAULT_SENTENCES
+    if not corpus.is_file():
+        raise click.BadParameter(f"{corpus} does not exist", param_hint="--sentences")
+    return corpus
+
+
+def _on_scratch_database(
+    run: Callable[[str], Coroutine[Any, Any, dict[str, Any]]],
+    print_report: Callable[[dict[str, Any], Console], None],
+    json_out: Path | None,
+) -> dict[str, Any]:
+    """Run a bench against a scratch embedded server and database (dropped after), print its
+    report, and write it as JSON when asked: the tail every bench that owns its database shares."""
+    settings = config.settings()
+    embedder = build_embedder(settings.embeddings)
+    with (
+        scratch_server(settings.database.embedded_shared_buffers) as admin_url,
+        scratch_database(admin_url, embedder.dimension) as (url, _),
+    ):
+        report = asyncio.run(run(url))
+    print_report(report, Console(width=140))
+    if json_out is not None:
+        json_out.write_text(json.dumps(report, indent=2, default=str))
+        click.echo(f"wrote {json_out}", err=True)
+    return report
+
+
 @bench.command("inference")
 @click.option(
     "--others",
@@ -342,23 +373,12 @@ def inference(others: int, own: int, rounds: int, sentences: Path | None, json_o
     """What one tenant can infer about another through the API: recall timing of a word another
     tenant's memories hold vs words nobody has, and the ids seen around another tenant's stores."""
     from app.bench.inference import InferenceOptions, bench_inference, print_report
-    from app.bench.latency import DEFAULT_SENTENCES
 
-    corpus = sentences or DEFAULT_SENTENCES
-    if not corpus.is_file():
-        raise click.BadParameter(f"{corpus} does not exist", param_hint="--sentences")
+    corpus = _corpus(sentences)
     options = InferenceOptions(others_memories=others, own_memories=own, rounds=rounds, sentences=corpus)
-    settings = config.settings()
-    embedder = build_embedder(settings.embeddings)
-    with (
-        scratch_server(settings.database.embedded_shared_buffers) as admin_url,
-        scratch_database(admin_url, embedder.dimension) as (url, _),
-    ):
-        report = asyncio.run(bench_inference(url, options, Console(stderr=True)))
-    print_report(report, Console(width=140))
-    if json_out is not None:
-        json_out.write_text(json.dumps(report, indent=2, default=str))
-        click.echo(f"wrote {json_out}", err=True)
+    _on_scratch_database(
+        lambda url: bench_inference(url, options, Console(stderr=True)), print_report, json_out
+    )
 
 
 @bench.command("mcp")
@@ -373,24 +393,12 @@ def inference(others: int, own: int, rounds: int, sentences: Path | None, json_o
 def mcp(memories: int, rounds: int, sentences: Path | None, json_out: Path | None) -> None:
     """Recall through MCP vs REST, interleaved on one `memoria serve`: p50/p95 of each and what MCP
     adds; and the size of the tool definitions in tokens. Exits 1 when a target is not met."""
-    from app.bench.latency import DEFAULT_SENTENCES
     from app.bench.mcp import McpBenchOptions, bench_mcp, print_report
 
-    corpus = sentences or DEFAULT_SENTENCES
-    if not corpus.is_file():
-        raise click.BadParameter(f"{corpus} does not exist", param_hint="--sentences")
-    options = McpBenchOptions(sentences=corpus, memories=memories, rounds=rounds)
-    settings = config.settings()
-    embedder = build_embedder(settings.embeddings)
-    with (
-        scratch_server(settings.database.embedded_shared_buffers) as admin_url,
-        scratch_database(admin_url, embedder.dimension) as (url, _),
-    ):
-        report = asyncio.run(bench_mcp(url, options, Console(stderr=True)))
-    print_report(report, Console(width=140))
-    if json_out is not None:
-        json_out.write_text(json.dumps(report, indent=2, default=str))
-        click.echo(f"wrote {json_out}", err=True)
+    options = McpBenchOptions(sentences=_corpus(sentences), memories=memories, rounds=rounds)
+    report = _on_scratch_database(
+        lambda url: bench_mcp(url, options, Console(stderr=True)), print_report, json_out
+    )
     if not all(check["met"] for check in report["targets"]):
         raise SystemExit(1)
 
@@ -421,25 +429,20 @@ def capture(
     """What the capture and SessionStart hooks cost a session: the capture hook process on a
     200-exchange delta (and until it is stored), SessionStart end to end, the UserPromptSubmit endpoint."""
     from app.bench.capture import CaptureBenchOptions, bench_capture, print_report
-    from app.bench.latency import DEFAULT_SENTENCES
     from app.hooks.bench import bench_hook_latency
 
-    corpus = sentences or DEFAULT_SENTENCES
-    if not corpus.is_file():
-        raise click.BadParameter(f"{corpus} does not exist", param_hint="--sentences")
     options = CaptureBenchOptions(
-        sentences=corpus, memories=memories, pinned=pinned, runs=runs, warmup=warmup, exchanges=exchanges
+        sentences=_corpus(sentences),
+        memories=memories,
+        pinned=pinned,
+        runs=runs,
+        warmup=warmup,
+        exchanges=exchanges,
     )
-    settings = config.settings()
-    embedder = build_embedder(settings.embeddings)
-    with (
-        scratch_server(settings.database.embedded_shared_buffers) as admin_url,
-        scratch_database(admin_url, embedder.dimension) as (url, _),
-    ):
-        report = asyncio.run(bench_capture(url, options, Console(stderr=True), bench_hook_latency))
-    print_report(report, Console(width=140))
-    if json_out is not None:
-        json_out.write_text(json.dumps(report, indent=2, default=str))
-        click.echo(f"wrote {json_out}", err=True)
+    report = _on_scratch_database(
+        lambda url: bench_capture(url, options, Console(stderr=True), bench_hook_latency),
+        print_report,
+        json_out,
+    )
     if check and not all(target["met"] for target in report["targets"]):
         raise SystemExit(1)
