@@ -17,6 +17,7 @@ from app.bench.quality import (
     Benchmark,
     Query,
     bench_quality,
+    fit_content_limit,
     pair_name,
     print_report,
     query_metrics,
@@ -68,10 +69,30 @@ def test_metrics_count_a_memory_holding_several_documents_once_per_document() ->
     assert metrics["recall@5"] == 1.0 and metrics["mrr"] == 0.5
 
 
+def test_session_recall_counts_a_hit_from_any_evidence_session_of_the_same_namespace() -> None:
+    session_of = {"a1": "ns-a/s1", "a2": "ns-a/s2", "b1": "ns-b/s1", "a3": "ns-a/s1"}
+    relevant = frozenset({"a1", "a2"})
+    assert query_metrics([frozenset({"a3"})], relevant, session_of)["session@10"] == 1.0
+    # the same session name in another namespace is another session
+    assert query_metrics([frozenset({"b1"})], relevant, session_of)["session@10"] == 0.0
+    assert (
+        query_metrics([frozenset({"x"})] * 10 + [frozenset({"a3"})], relevant, session_of)["session@10"]
+        == 0.0
+    )
+
+
+def test_a_corpus_longer_than_the_content_limit_is_loaded_whole(tmp_path: Path, settings: Settings) -> None:
+    config = BenchConfig(settings.database, settings.memories, settings.recall, settings.graph)
+    long_row = {"id": "l1", "namespace": "ns", "content": "x" * (settings.memories.max_content_chars + 5)}
+    fitted = fit_content_limit(config, Benchmark(rows=[long_row], queries=[]))
+    assert fitted.memories.max_content_chars == settings.memories.max_content_chars + 5
+    assert fit_content_limit(config, Benchmark(rows=[], queries=[])) is config
+
+
 def test_paired_intervals_cover_every_stratum_the_queries_carry() -> None:
     queries = [Query(f"q{i}", "ns", "text", stratum, frozenset({"d"})) for i, stratum in enumerate("abcab")]
     benchmark = Benchmark(rows=[], queries=queries)
-    row = {"recall@5": 1.0, "recall@10": 1.0, "ndcg@10": 1.0, "mrr": 1.0}
+    row = {"recall@5": 1.0, "recall@10": 1.0, "ndcg@10": 1.0, "mrr": 1.0, "session@10": 1.0}
     per_system = {"lexical+dense": [row] * 5, "all@graph=2": [{**row, "recall@10": 0.0}] * 5}
     report = summarise(benchmark, per_system, "facts", [("all@graph=2", "lexical+dense")])
     paired = report["paired_ci"][pair_name("all@graph=2", "lexical+dense")]
@@ -90,11 +111,12 @@ async def test_every_mode_is_scored_and_printed_under_one_name_each(
         report = await bench_quality(config, embedder, db, user_id, data, "facts", graph_weights=(0.5,))
     finally:
         await db.close()
-    assert list(report["systems"]) == [*MODE_WEIGHTS, "all@graph=0.5"]
+    assert list(report["systems"]) == [*MODE_WEIGHTS, "all@graph=0.5", "all@fusion=scores"]
     assert list(report["paired_ci"]) == [
         "lexical+dense - lexical",
         "lexical+dense - dense",
         "all - lexical+dense",
+        "all - all@fusion=scores",
         "all@graph=0.5 - lexical+dense",
     ]
     assert all(set(p["by_stratum"]) == {"single-hop", "temporal"} for p in report["paired_ci"].values())

@@ -106,6 +106,22 @@ async def test_recall_reaches_a_memory_only_through_a_two_hop_concept_path(
     assert target["explain"]["graph_rank"] is not None
 
 
+async def test_graph_leg_follows_the_rare_concepts_of_the_first_stage_hits(
+    client: Client, alice: dict[str, str]
+) -> None:
+    found = await store(client, alice, "Zephyr signed the Quokka lease yesterday.")
+    related = await store(client, alice, "Quokka payments are due every March.")
+    await store(client, alice, "The cafeteria serves soup on Fridays.")
+    body = {"query": "Who signed the lease?", "namespace": "g", "explain": True, "weights": {"dense": 0}}
+    response = await client.post("/v1/recall", json=body, headers=alice)
+    hits = {h["id"]: h["explain"] for h in response.json()["results"]}
+    assert hits[found]["lexical_rank"] == 1
+    # no word of the query: reached through "Quokka", a concept of the lexical hit (feedback
+    # outweighs the walk from the query's own concepts, so the path names the hits)
+    assert hits[related]["lexical_rank"] is None and hits[related]["graph_rank"] is not None
+    assert hits[related]["graph_path"] == "hits > Quokka"
+
+
 async def test_graph_leg_applies_the_request_filters(client: Client, alice: dict[str, str]) -> None:
     ids = [await store(client, alice, text, category="infra") for text in CHAIN]
     body = {"query": "Who works with Zephyr?", "namespace": "g", "weights": {"lexical": 0, "dense": 0}}

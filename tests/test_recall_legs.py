@@ -154,3 +154,31 @@ async def test_a_wanted_dense_leg_gets_the_query_vector_and_its_weight(
         "dense": "ok",
         "graph": "ok",
     }
+
+
+async def test_score_fusion_adds_each_legs_score_over_that_legs_best(
+    corpus: Corpus, embedder: LocalEmbedder
+) -> None:
+    async with corpus.db.write.acquire() as conn:
+        namespace_id = await conn.fetchval("SELECT id FROM namespaces WHERE name = 'n'")
+        content = "the boiler needs a yearly service, boiler service booked"
+        await conn.execute(
+            "INSERT INTO memories (namespace_id, content, content_hash) VALUES ($1, $2, $3)",
+            namespace_id,
+            content,
+            content_hash(content),
+        )
+    by_scores = RecallService(
+        corpus.db, embedder, RecallSettings(fusion="scores"), MemorySettings().tag_limits
+    )
+    request = RecallRequest(
+        query="boiler service", weights=LegWeights(lexical=2, dense=0, graph=0), explain=True
+    )
+    hits = [h.explain for h in (await by_scores.recall(corpus.user_id, request)).results]
+    assert len(hits) == 2 and all(h is not None for h in hits)
+    best, other = hits[0], hits[1]
+    assert best is not None and other is not None
+    assert best.lexical_score is not None and other.lexical_score is not None
+    assert best.fused_score == pytest.approx(2.0)  # the weight times the leg's best score over itself
+    assert other.fused_score == pytest.approx(2.0 * other.lexical_score / best.lexical_score)
+    assert other.fused_score < best.fused_score

@@ -11,7 +11,7 @@ import json
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +30,13 @@ from app.memories.service import MemoryService
 from app.recall.schemas import LegWeights, RecallRequest
 from app.recall.service import RecallService
 
-METRICS = ("recall@5", "recall@10", "ndcg@10", "mrr")
+METRICS = ("recall@5", "recall@10", "ndcg@10", "mrr", "session@10")
 #: Every mode is a system; a graph-weight sweep adds more.
 SYSTEMS: dict[str, LegWeights | None] = dict(MODE_WEIGHTS)
+#: Every leg at the defaults, fused by normalised scores instead of ranks (`MEMORIA_RECALL__FUSION`).
+SCORE_FUSION = f"{ALL}@fusion=scores"
 #: The paired differences the report gives a bootstrap CI for (better, other).
-PAIRS = ((LEXICAL_DENSE, LEXICAL), (LEXICAL_DENSE, DENSE), (ALL, LEXICAL_DENSE))
+PAIRS = ((LEXICAL_DENSE, LEXICAL), (LEXICAL_DENSE, DENSE), (ALL, LEXICAL_DENSE), (ALL, SCORE_FUSION))
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +56,10 @@ class Benchmark:
     queries: list[Query]
     memory_to_docs: dict[int, set[str]] = field(default_factory=lambda: defaultdict(set))
 
+    def session_of(self) -> dict[str, str]:
+        """Each document's session, as `<namespace>/<session>` (sessions are named per namespace)."""
+        return {row["id"]: f"{row['namespace']}/{row.get('session')}" for row in self.rows}
+
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     with path.open(encoding="utf-8") as handle:
@@ -72,8 +78,16 @@ def read_benchmark(data: Path, corpus: str) -> Benchmark:
     return Benchmark(rows=rows, queries=queries)
 
 
-def query_metrics(ranked_docs: Sequence[frozenset[str]], relevant: frozenset[str]) -> dict[str, float]:
-    """Binary-relevance metrics for one query; each ranked item may stand for several documents."""
+def query_metrics(
+    ranked_docs: Sequence[frozenset[str]],
+    relevant: frozenset[str],
+    session_of: Mapping[str, str] | None = None,
+) -> dict[str, float]:
+    """Binary-relevance metrics for one query; each ranked item may stand for several documents.
+
+    `session@10` is session-level recall, as LoCoMo session-level figures are published: 1 when any
+    of the query's evidence sessions is the session of one of the top 10 hits (0 without sessions).
+    """
 
     def recall_at(k: int) -> float:
         found = set().union(*ranked_docs[:k]) & relevant if ranked_docs[:k] else set()
@@ -88,7 +102,17 @@ def query_metrics(ranked_docs: Sequence[frozenset[str]], relevant: frozenset[str
         "recall@10": recall_at(10),
         "ndcg@10": dcg / ideal if ideal else 0.0,
         "mrr": 1.0 / (first + 1) if first is not None else 0.0,
+        "session@10": session_recall(ranked_docs[:10], relevant, session_of or {}),
     }
+
+
+def session_recall(
+    ranked_docs: Sequence[frozenset[str]], relevant: frozenset[str], session_of: Mapping[str, str]
+) -> float:
+    """1.0 when a hit comes from one of the evidence sessions."""
+    evidence = {session_of[doc] for doc in relevant if doc in session_of}
+    found = {session_of[doc] for docs in ranked_docs for doc in docs if doc in session_of}
+    return 1.0 if evidence & found else 0.0
 
 
 def paired_bootstrap_ci(
@@ -102,6 +126,16 @@ def paired_bootstrap_ci(
     means = diff[rng.integers(0, diff.size, size=(draws, diff.size))].mean(axis=1)
     low, high = np.percentile(means, [2.5, 97.5])
     return (round(float(low), 4), round(float(high), 4))
+
+
+def fit_content_limit(config: BenchConfig, benchmark: Benchmark) -> BenchConfig:
+    """The configuration with `max_content_chars` raised to the corpus's longest row: the benchmark
+    measures recall over the data as given (one LongMemEval turn is 5,425 characters), not the
+    store's size limit, which answers a longer memory with a 422."""
+    longest = max((len(row["content"]) for row in benchmark.rows), default=0)
+    if longest <= config.memories.max_content_chars:
+        return config
+    return replace(config, memories=config.memories.model_copy(update={"max_content_chars": longest}))
 
 
 async def load_into(
@@ -132,12 +166,13 @@ async def run_system(
     benchmark: Benchmark, recall: RecallService, user_id: int, weights: LegWeights | None
 ) -> list[dict[str, float]]:
     per_query = []
+    session_of = benchmark.session_of()
     for query in benchmark.queries:
         response = await recall.recall(
             user_id, RecallRequest(query=query.text, namespace=query.namespace, limit=10, weights=weights)
         )
         ranked = [frozenset(benchmark.memory_to_docs.get(hit.id, ())) for hit in response.results]
-        per_query.append(query_metrics(ranked, query.relevant))
+        per_query.append(query_metrics(ranked, query.relevant, session_of))
     return per_query
 
 
@@ -218,6 +253,7 @@ async def bench_quality(
     graph_weights: Sequence[float] = (),
 ) -> dict[str, Any]:
     benchmark = read_benchmark(data, corpus_name)
+    config = fit_content_limit(config, benchmark)
     console = Console(stderr=True)
     with Progress(console=console, transient=True) as progress:
         await load_into(
@@ -237,4 +273,8 @@ async def bench_quality(
         pairs.append((f"{ALL}@graph={weight:g}", LEXICAL_DENSE))
     recall = config.recall_service(db, embedder)
     per_system = {name: await run_system(benchmark, recall, user_id, w) for name, w in systems.items()}
+    by_scores = replace(config, recall=config.recall.model_copy(update={"fusion": "scores"}))
+    per_system[SCORE_FUSION] = await run_system(
+        benchmark, by_scores.recall_service(db, embedder), user_id, MODE_WEIGHTS[ALL]
+    )
     return summarise(benchmark, per_system, corpus_name, pairs)

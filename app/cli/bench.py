@@ -83,7 +83,11 @@ def extraction(data: Path, corpus: str, limit: int) -> None:
 
 @bench.command("quality")
 @DATA_OPTION
-@click.option("--corpus", type=click.Choice(["turns", "facts"]), default="facts", show_default=True)
+@click.option(
+    "--corpus",
+    type=click.Choice(["turns", "facts"]),
+    help="Which memories to load; default: facts if the folder has them (LoCoMo), else turns (LongMemEval).",
+)
 @click.option(
     "--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON here."
 )
@@ -93,10 +97,16 @@ def extraction(data: Path, corpus: str, limit: int) -> None:
     help="Comma-separated graph-leg weights to sweep, e.g. 0.25,0.5,1,2: each adds a system "
     "all@graph=<w>, compared with lexical+dense.",
 )
-def quality(data: Path, corpus: str, json_out: Path | None, graph_weights: str) -> None:
+def quality(data: Path, corpus: str | None, json_out: Path | None, graph_weights: str) -> None:
     """Load a corpus through the real store path into a scratch database and score recall in each
-    mode: lexical, dense, graph, lexical+dense and all (every leg, the configured defaults)."""
+    mode: lexical, dense, graph, lexical+dense and all (every leg, the configured defaults), and all
+    fused by normalised scores instead of ranks."""
     from app.bench.quality import bench_quality, print_report
+
+    corpus = corpus or ("facts" if (data / "facts.jsonl").is_file() else "turns")
+    for needed in (f"{corpus}.jsonl", f"qrels_{corpus}.jsonl", "queries.jsonl"):
+        if not (data / needed).is_file():
+            raise click.BadParameter(f"{data} has no {needed}", param_hint="--data/--corpus")
 
     try:
         sweep = [float(w) for w in graph_weights.split(",") if w.strip()]

@@ -10,7 +10,7 @@ from app.core.settings import Section
 class GraphSettings(Section):
     enabled: bool = Field(default=True, description="extract concepts on store and run the graph leg")
     weight: float = Field(
-        default=0.25,
+        default=1.0,
         ge=0,
         le=10,
         description="RRF weight of the graph leg",
@@ -27,12 +27,29 @@ class GraphSettings(Section):
     max_seeds: int = Field(default=8, ge=1, le=100, description="rarest query concepts that seed the walk")
     max_concepts: int = Field(default=32, ge=1, le=1000, description="most activated concepts scored")
     memories_per_concept: int = Field(
-        default=50, ge=1, description="most memories one reached concept contributes (bounds the leg's cost)"
+        default=20, ge=1, description="most memories one reached concept contributes (bounds the leg's cost)"
     )
     hub_fraction: float = Field(
         default=0.01, gt=0, le=1, description="concepts in more than this share of a namespace are hubs"
     )
     hub_min_doc_freq: int = Field(default=25, ge=1, description="a concept is never a hub below this count")
+    feedback_hits: int = Field(
+        default=20,
+        ge=0,
+        le=100,
+        description="best lexical+dense hits whose rare concepts also activate the graph leg "
+        "(pseudo-relevance feedback); 0: off",
+    )
+    feedback_weight: float = Field(
+        default=1.0, ge=0, le=10, description="activation of a feedback concept per hit"
+    )
+    feedback_max_fraction: float = Field(
+        default=0.02,
+        gt=0,
+        le=1,
+        description="feedback concepts are those in at most this share of the namespace",
+    )
+    feedback_concepts: int = Field(default=32, ge=1, le=1000, description="most feedback concepts scored")
     seed_neighbors: int = Field(default=5, ge=0, le=50, description="nearest concepts (by embedding) seeded")
     seed_min_similarity: float = Field(default=0.6, ge=0, le=1)
     merge_similarity: float = Field(

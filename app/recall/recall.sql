@@ -297,13 +297,50 @@ dense AS (
 -- Concept graph: seed the concepts the query names (and the nearest concept embeddings), walk
 -- co-occurrence edges with decay, never through hubs, and score the memories that mention what was
 -- reached, rare concepts counting more than common ones.
+-- First stage: the lexical and dense legs fused as `fused` fuses them. The graph leg starts from
+-- the best of these hits (pseudo-relevance feedback): what they are about leads to memories that
+-- share no word with the query.
+first_stage AS (
+    SELECT id, sum(score) AS score, max(sum(score)) OVER () AS best
+    FROM (
+        SELECT id, :w_lexical::float8 / (:rrf_k + rank) AS score FROM lexical
+        UNION ALL
+        SELECT id, :w_dense::float8 / (:rrf_k + rank) FROM dense
+    ) legs
+    WHERE :w_graph::float8 > 0  -- [leg switch]
+    GROUP BY id
+    ORDER BY score DESC, id
+    LIMIT :graph_feedback_hits
+),
 graph_scope AS (
     SELECT id AS namespace_id, graph_memories,
            greatest(:graph_hub_min_doc_freq::float8, :graph_hub_fraction::float8 * graph_memories)
-               AS hub_ceiling
+               AS hub_ceiling,
+           greatest(2, :graph_feedback_max_fraction::float8 * graph_memories) AS feedback_ceiling
     FROM namespaces
     WHERE id = ANY(:namespace_ids::bigint[])
       AND :w_graph::float8 > 0  -- [leg switch]
+),
+-- The concepts of the first-stage hits, each activated by the hits that mention it (a hit counts by
+-- its first-stage score relative to the best). Only rare concepts: one in more than
+-- :graph_feedback_max_fraction of the namespace links a hit to too much; one in a single memory
+-- links it to nothing.
+graph_feedback AS (
+    SELECT concept_id, activation, path, specificity
+    FROM (
+        SELECT c.id AS concept_id,
+               :graph_feedback_weight::float8 * sum(fs.score / fs.best) AS activation,
+               'hits > ' || c.display_name AS path,
+               ln(1 + s.graph_memories::float8 / greatest(c.doc_freq, 1)) AS specificity
+        FROM first_stage fs
+        JOIN memory_concepts mc ON mc.memory_id = fs.id
+        JOIN concepts c ON c.id = mc.concept_id
+        JOIN graph_scope s ON s.namespace_id = c.namespace_id
+        WHERE c.doc_freq >= 2 AND c.doc_freq <= s.feedback_ceiling
+        GROUP BY c.id, c.display_name, c.doc_freq, s.graph_memories
+    ) concepts_of_hits
+    ORDER BY activation * specificity DESC, concept_id
+    LIMIT :graph_feedback_concepts
 ),
 -- The concepts the query names, rarest first; then, when :graph_seed_neighbors is above 0 (concept
 -- embeddings on and a query vector), the concepts nearest to the query.
@@ -404,12 +441,26 @@ graph_concepts AS (
     ORDER BY activation DESC, concept_id
     LIMIT :graph_max_concepts
 ),
+-- The walk's concepts and the first-stage hits' concepts: a memory's explain path is that of its
+-- best concept.
+graph_reached AS (
+    SELECT concept_id, activation, path, specificity,
+           row_number() OVER (ORDER BY activation * specificity DESC, concept_id) AS concept_rank
+    FROM (
+        SELECT DISTINCT ON (concept_id) concept_id, activation, path, specificity
+        FROM (
+            SELECT concept_id, activation, path, specificity FROM graph_concepts
+            UNION ALL SELECT concept_id, activation, path, specificity FROM graph_feedback
+        ) reached
+        ORDER BY concept_id, activation DESC
+    ) best
+),
 -- Memories score the activation of the concepts they mention, rare concepts (ln(1 + N/df))
 -- counting more than common ones.
 graph_scored AS (
     SELECT mc.memory_id AS id, sum(gc.activation * gc.specificity) AS score,
            min(gc.concept_rank) AS best_concept
-    FROM graph_concepts gc
+    FROM graph_reached gc
     CROSS JOIN LATERAL (
         SELECT l.memory_id FROM memory_concepts l
         WHERE l.concept_id = gc.concept_id
@@ -440,7 +491,7 @@ graph_scored AS (
 graph AS (
     SELECT g.id, g.score, gc.path, row_number() OVER (ORDER BY g.score DESC, g.id) AS rank
     FROM graph_scored g
-    JOIN graph_concepts gc ON gc.concept_rank = g.best_concept
+    JOIN graph_reached gc ON gc.concept_rank = g.best_concept
 ),
 fused AS (
     SELECT id,
@@ -450,9 +501,16 @@ fused AS (
            dense.distance AS dense_distance,
            graph.rank AS graph_rank,
            graph.path AS graph_path,
-           coalesce(:w_lexical::float8 / (:rrf_k + lexical.rank), 0)
-         + coalesce(:w_dense::float8 / (:rrf_k + dense.rank), 0)
-         + coalesce(:w_graph::float8 / (:rrf_k + graph.rank), 0) AS fused_score
+           CASE WHEN :score_fusion::boolean THEN
+               coalesce(:w_lexical::float8 * lexical.score / nullif(max(lexical.score) OVER (), 0), 0)
+             + coalesce(:w_dense::float8 * (max(dense.distance) OVER () - dense.distance)
+                        / nullif(max(dense.distance) OVER () - min(dense.distance) OVER (), 0), 0)
+             + coalesce(:w_graph::float8 * graph.score / nullif(max(graph.score) OVER (), 0), 0)
+           ELSE
+               coalesce(:w_lexical::float8 / (:rrf_k + lexical.rank), 0)
+             + coalesce(:w_dense::float8 / (:rrf_k + dense.rank), 0)
+             + coalesce(:w_graph::float8 / (:rrf_k + graph.rank), 0)
+           END AS fused_score
     FROM lexical
     FULL OUTER JOIN dense USING (id)
     FULL OUTER JOIN graph USING (id)

@@ -99,6 +99,8 @@ class EffectiveSettings(msgspec.Struct, kw_only=True):
     lexical_mode: str
     graph_max_hops: int
     graph_hop_decay: float
+    graph_feedback_hits: int  # the first-stage hits whose rare concepts activate the graph leg
+    fusion: str  # rrf, or scores (min-max normalised leg scores)
 
 
 class RecallResponse(msgspec.Struct, kw_only=True):

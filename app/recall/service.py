@@ -237,9 +237,14 @@ class RecallService:
             query_vec=HalfVector(query_vec) if query_vec is not None else None,
             w_dense=weights["dense"],
             embedding_model=self._embedder.model_id,
+            rrf_k=self._settings.rrf_k,
+            w_graph=weights["graph"],
+            graph_feedback_hits=graph.feedback_hits,
             graph_hub_min_doc_freq=graph.hub_min_doc_freq,
             graph_hub_fraction=graph.hub_fraction,
-            w_graph=weights["graph"],
+            graph_feedback_max_fraction=graph.feedback_max_fraction,
+            graph_feedback_weight=graph.feedback_weight,
+            graph_feedback_concepts=graph.feedback_concepts,
             seed_names=query_concept_names(f"{request.query}\n{request.expanded_query or ''}"),
             graph_max_seeds=graph.max_seeds,
             graph_seed_neighbors=graph.seed_neighbors if plan.seeds_nearest_concepts else 0,
@@ -249,7 +254,7 @@ class RecallService:
             graph_max_hops=graph.max_hops,
             graph_max_concepts=graph.max_concepts,
             graph_memories_per_concept=graph.memories_per_concept,
-            rrf_k=self._settings.rrf_k,
+            score_fusion=self._settings.fusion == "scores",
             importance_prior=self._settings.importance_prior,
             limit=request.limit,
             namespace_names=[ns.name for ns in namespaces],
@@ -298,6 +303,8 @@ class RecallService:
             lexical_mode="websearch AND, broadened to OR of lexemes when short",
             graph_max_hops=self._graph.max_hops,
             graph_hop_decay=self._graph.hop_decay,
+            graph_feedback_hits=self._graph.feedback_hits,
+            fusion=self._settings.fusion,
         )
 
     @staticmethod

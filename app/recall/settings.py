@@ -11,10 +11,14 @@ from app.core.settings import Section
 
 class RecallSettings(Section):
     rrf_k: int = Field(
-        default=10,
+        default=5,
         ge=1,
         le=1000,
         description="k in the RRF term w / (k + rank)",
+    )
+    fusion: Literal["rrf", "scores"] = Field(
+        default="rrf",
+        description="rrf: sum of w / (k + rank); scores: sum of w x the leg's min-max normalised score",
     )
     leg_depth: int = Field(default=50, ge=1, le=1000, description="candidates each leg contributes")
     weight_lexical: float = Field(default=1.0, ge=0, le=10)

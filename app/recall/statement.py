@@ -38,9 +38,14 @@ class RecallArgs:
     query_vec: HalfVector | None  # the query's embedding; None when no leg needs it or it failed
     w_dense: float  # 0: the dense leg does not run
     embedding_model: str  # only vectors of the query's model are comparable to it
+    rrf_k: int
+    w_graph: float  # 0: the graph leg does not run
+    graph_feedback_hits: int  # first-stage hits whose concepts seed the graph leg; 0: none
     graph_hub_min_doc_freq: float
     graph_hub_fraction: float
-    w_graph: float  # 0: the graph leg does not run
+    graph_feedback_max_fraction: float
+    graph_feedback_weight: float
+    graph_feedback_concepts: int
     seed_names: list[str]  # concept keys the query mentions (the extractor used on store)
     graph_max_seeds: int
     graph_seed_neighbors: int  # nearest concepts seeded by embedding; 0 without a query vector
@@ -50,7 +55,7 @@ class RecallArgs:
     graph_max_hops: int
     graph_max_concepts: int
     graph_memories_per_concept: int
-    rrf_k: int
+    score_fusion: bool  # fuse min-max normalised leg scores instead of ranks (RRF)
     importance_prior: float
     limit: int
     namespace_names: list[str]  # what the caller calls each of namespace_ids (`@owner/name` if shared)
