@@ -37,7 +37,13 @@ from app.mcp.endpoint import McpEndpoint
 from app.memories import MemoryService
 from app.memories.expiry import EXPIRE_JOB, ExpiryJobs
 from app.memories.routes import MemoryController
-from app.middleware import RequestDeadlineMiddleware, cors_config, security_headers
+from app.middleware import (
+    RequestDeadlineMiddleware,
+    ServerTimingMiddleware,
+    cors_config,
+    security_headers,
+    server_timing_header,
+)
 from app.namespaces.routes import get_namespaces
 from app.namespaces.share_routes import share_routes
 from app.observability import RequestObserver, Scrape, metrics_route
@@ -174,18 +180,21 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
         route_handlers=[healthz, readyz, v1, *operations, *mcp_routes],
         lifespan=[lifespan, *mcp_lifespans],
         exception_handlers=EXCEPTION_HANDLERS,
-        # outermost route middleware: the deadline covers authentication as well as the handler
+        # outermost route middleware: Server-Timing (when on) covers all; the deadline covers authentication
+        # as well as the handler
         middleware=[
+            *([DefineMiddleware(ServerTimingMiddleware)] if settings.server.server_timing else []),
             DefineMiddleware(
                 RequestDeadlineMiddleware,
                 deadline_ms=settings.server.request_deadline_ms,
                 write_deadline_ms=settings.server.write_deadline_ms,
-            )
+            ),
         ],
         request_class=ApiRequest,  # strict JSON bodies (app/http.py)
         type_decoders=TYPE_DECODERS,
         before_request=before_request,
-        before_send=[security_headers],  # nosniff, no-store …: every answer, 404s and errors too
+        # nosniff, no-store …: every answer, 404s and errors too; and the request's phases when asked
+        before_send=[security_headers, *([server_timing_header] if settings.server.server_timing else [])],
         cors_config=cors_config(settings.server.cors_origins),  # None (off) unless origins are set
         request_max_body_size=settings.server.max_body_bytes,
         openapi_config=OpenAPIConfig(

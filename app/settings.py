@@ -66,6 +66,11 @@ class ServerSettings(Section):
         description="Every request is answered within this: past it the answer is 503 with Retry-After "
         "(the hook endpoint answers {} within its own, shorter budget).",
     )
+    server_timing: bool = Field(
+        default=False,
+        description="answer every request with a Server-Timing header: its phases (auth, scope, embed, "
+        "sql …) in ms",
+    )
     write_deadline_ms: int = Field(
         default=60_000,
         ge=100,

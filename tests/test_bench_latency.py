@@ -19,7 +19,7 @@ from rich.console import Console
 from app.auth.service import create_user
 from app.bench.config import BenchConfig
 from app.bench.corpus import generate_memories, load_pool
-from app.bench.latency.http import request_body
+from app.bench.latency.http import SPLIT_COLUMNS, request_body
 from app.bench.latency.load import index_concepts, memory_in, store_corpus
 from app.bench.latency.schedule import QueryFeed, blocks, paired_blocks
 from app.bench.latency.scopes import live_counts
@@ -183,6 +183,7 @@ def test_a_small_run_prints_every_figure_and_writes_json(tmp_path: Path) -> None
     args += ["--cache-warmup", "3"]
     result = CliRunner().invoke(main, args, catch_exceptions=False)
     assert result.exit_code == 0, result.output
+    assert "where an HTTP recall's time goes" in result.output
     report = json.loads(out.read_text())
     rows = {(r["path"], r["scope"], r["concurrency"], r["mode"]): r for r in report["latency"]}
     for scope in ("big", "small"):
@@ -190,6 +191,10 @@ def test_a_small_run_prints_every_figure_and_writes_json(tmp_path: Path) -> None
             assert rows[("http", scope, concurrency, "lexical")]["n"] == 20  # beside each fused mode
             for mode in ("lexical+dense", "all"):
                 assert rows[("http", scope, concurrency, mode)]["n"] == 10
+            # the served API sends Server-Timing: every HTTP row says where its time went
+            for mode in ("lexical", "lexical+dense", "all"):
+                split = rows[("http", scope, concurrency, mode)]["split"]
+                assert set(split) == set(SPLIT_COLUMNS) and split["sql"] > 0 and split["auth"] > 0
         for mode in ("lexical", "lexical+dense", "all"):
             assert rows[("sql", scope, 1, mode)]["n"] == 10
     assert [h["scope"] for h in report["hnsw"]] == ["big", "small"]

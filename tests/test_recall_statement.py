@@ -93,7 +93,7 @@ def _args(**overrides: Any) -> RecallArgs:
         "graph_feedback_hits": 20,
         "graph_feedback_max_fraction": 0.02,
         "graph_feedback_weight": 1.0,
-        "graph_feedback_concepts": 32,
+        "graph_feedback_concepts": 16,
         "score_fusion": False,
         "rrf_k": 10,
         "importance_prior": 0.3,

@@ -13,6 +13,7 @@ from litestar.middleware import AbstractAuthenticationMiddleware, Authentication
 from app.auth.gate import Gate
 from app.auth.scopes import ANY_KEY, READ, SCOPE_OPT, WRITE
 from app.auth.service import AuthUser
+from app.core import timing
 from app.errors import Forbidden
 
 if TYPE_CHECKING:
@@ -63,8 +64,9 @@ class ApiKeyMiddleware(AbstractAuthenticationMiddleware):
         key = bearer_key(connection.headers.get("authorization", ""))
         gate: Gate = connection.app.state.gate
         pool = connection.app.state.db.write
-        await gate.sweep_if_due(pool)
-        user = await gate.admit(pool, key, client_host(connection))
+        with timing.timed("auth"):
+            await gate.sweep_if_due(pool)
+            user = await gate.admit(pool, key, client_host(connection))
         method = cast("HTTPScope", connection.scope)["method"]  # the API has no websocket routes
         scope = missing_scope(user, required_scope(connection.route_handler.opt, method))
         if scope is not None:

@@ -49,7 +49,7 @@ class GraphSettings(Section):
         le=1,
         description="feedback concepts are those in at most this share of the namespace",
     )
-    feedback_concepts: int = Field(default=32, ge=1, le=1000, description="most feedback concepts scored")
+    feedback_concepts: int = Field(default=16, ge=1, le=1000, description="most feedback concepts scored")
     seed_neighbors: int = Field(default=5, ge=0, le=50, description="nearest concepts (by embedding) seeded")
     seed_min_similarity: float = Field(default=0.6, ge=0, le=1)
     merge_similarity: float = Field(

@@ -4,9 +4,11 @@
 -- app/recall/statement.py binds them from RecallArgs, whose field order numbers them $1, $2, ...
 -- (in the order this file first uses them).
 --
--- Legs are CTEs that each yield (id, rank): lexical, dense, graph. Fusion is weighted Reciprocal
--- Rank Fusion, sum(w_leg / (k + rank_leg)), where a leg that did not return a memory adds 0; then
--- the importance prior, then the requested sort.
+-- Legs are CTEs that each yield (id, rank): lexical, dense, graph; the graph leg also starts from
+-- the best hits of the first two. Fusion is weighted Reciprocal Rank Fusion, sum(w_leg / (k +
+-- rank_leg)), where a leg that did not return a memory adds 0 (or, with :score_fusion, the sum of
+-- each leg's weight times its min-max normalised score); then the importance prior, then the
+-- requested sort.
 --
 -- The statement runs its connection's cached generic plan: one plan for every scope, filter and
 -- weight, so no part may need the parameters' values to plan well. Some text repeats for that
@@ -294,12 +296,14 @@ dense AS (
         SELECT id, distance FROM dense_ann WHERE NOT EXISTS (SELECT 1 FROM dense_exact)
     ) candidates
 ),
--- Concept graph: seed the concepts the query names (and the nearest concept embeddings), walk
--- co-occurrence edges with decay, never through hubs, and score the memories that mention what was
--- reached, rare concepts counting more than common ones.
--- First stage: the lexical and dense legs fused as `fused` fuses them. The graph leg starts from
--- the best of these hits (pseudo-relevance feedback): what they are about leads to memories that
--- share no word with the query.
+-- Concept graph: activate the rare concepts of the best lexical+dense hits and the concepts the query
+-- names (and the nearest concept embeddings), walk co-occurrence edges from the latter with decay,
+-- never through hubs, and score the memories that mention what was reached, rare concepts counting
+-- more than common ones.
+--
+-- First stage: the lexical and dense legs fused as `fused` fuses them by rank. The graph leg starts
+-- from the best of these hits (pseudo-relevance feedback): what they are about re-ranks them by what
+-- they share and leads to memories that share no word with the query.
 first_stage AS (
     SELECT id, sum(score) AS score, max(sum(score)) OVER () AS best
     FROM (
@@ -425,10 +429,9 @@ graph_hop2 AS (
     ) nb
     WHERE :graph_max_hops >= 2
 ),
--- The most activated concepts, numbered: a memory's explain path is that of its best concept.
+-- The walk's most activated concepts.
 graph_concepts AS (
-    SELECT concept_id, activation, path, specificity,
-           row_number() OVER (ORDER BY activation DESC, concept_id) AS concept_rank
+    SELECT concept_id, activation, path, specificity
     FROM (
         SELECT DISTINCT ON (concept_id) concept_id, activation, path, specificity
         FROM (
@@ -441,8 +444,8 @@ graph_concepts AS (
     ORDER BY activation DESC, concept_id
     LIMIT :graph_max_concepts
 ),
--- The walk's concepts and the first-stage hits' concepts: a memory's explain path is that of its
--- best concept.
+-- The walk's concepts and the first-stage hits' concepts, numbered: a memory's explain path is that
+-- of its best concept.
 graph_reached AS (
     SELECT concept_id, activation, path, specificity,
            row_number() OVER (ORDER BY activation * specificity DESC, concept_id) AS concept_rank

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 import asyncpg
 from pgvector import HalfVector
 
-from app.core import deadline
+from app.core import deadline, timing
 from app.core.metrics import RecallMetrics
 from app.core.time import as_utc
 from app.core.validation import TagLimits, clean_tags
@@ -92,7 +92,8 @@ class RecallService:
         if not plan.needs_query_vector:
             return None, plan
         try:
-            return await self._embedder.embed_query(query), plan
+            with timing.timed("embed"):
+                return await self._embedder.embed_query(query), plan
         except EmbeddingError as exc:  # recall degrades to the legs that work
             log.warning("query embedding failed; recall runs without the dense leg", exc_info=True)
             return None, plan.without_query_vector(type(exc).__name__)
@@ -126,17 +127,24 @@ class RecallService:
         scope: tuple[list[Namespace], bool, list[str]] | None = None  # set once the statement is about to run
         legs: dict[str, str] | None = None
         try:
+            began = time.perf_counter()
             async with self._db.read.acquire() as conn, read_only_transaction(conn, self._set_local_now()):
+                timing.record("begin", (time.perf_counter() - began) * 1000.0)  # acquire, BEGIN, SET LOCALs
                 # In id order: the per-namespace reads cap their candidates in scope order, so one
                 # scope always reads the same way. Resolved here, at every request: a revoked share
                 # is out of scope at once.
-                namespaces = sorted(await resolve_scope(conn, user_id, names), key=lambda ns: ns.id)
-                small_scope = await self._scope_sizes.is_small(conn, [ns.id for ns in namespaces])
-                common_lexemes = await self._common_lexemes.get(conn)
-                query_vec, plan = await embedding
+                with timing.timed("scope"):
+                    namespaces = sorted(await resolve_scope(conn, user_id, names), key=lambda ns: ns.id)
+                    small_scope = await self._scope_sizes.is_small(conn, [ns.id for ns in namespaces])
+                    common_lexemes = await self._common_lexemes.get(conn)
+                with timing.timed("embed-wait"):  # the part of the embedding the steps above did not hide
+                    query_vec, plan = await embedding
                 args = self._args(request, tags, plan, query_vec, namespaces, small_scope, common_lexemes)
                 scope = (namespaces, small_scope, common_lexemes)
-                rows = await conn.fetch(recall_statement(), *args.values())
+                with timing.timed("sql"):
+                    rows = await conn.fetch(recall_statement(), *args.values())
+                ended = time.perf_counter()
+            timing.record("commit", (time.perf_counter() - ended) * 1000.0)
         except asyncpg.QueryCanceledError:
             fallback = self._lexical_fallback(plan) if scope is not None else None
             if fallback is None or scope is None:

@@ -7,6 +7,7 @@ hide the model's cost); lexical-only runs the texts of every fused mode, block f
 from __future__ import annotations
 
 import asyncio
+import statistics
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -19,6 +20,7 @@ from app.auth.service import create_key
 from app.bench.latency.schedule import FUSED_MODES, MODES, WARMUP, paired_blocks
 from app.bench.latency.scopes import Scope
 from app.core.stats import latency_summary
+from app.core.timing import parse_server_timing
 
 
 async def api_key(url: str, user: str) -> str:
@@ -39,12 +41,32 @@ def request_body(text: str, namespace: str, mode: str) -> dict[str, Any]:
     return body
 
 
+#: The phases of a recall that follow one another (`app.recall.service`, `app.auth.middleware`);
+#: `embed` runs beside `begin` and `scope`, and only `embed-wait` of it is on the request's path.
+SEQUENTIAL_PHASES = ("auth", "begin", "scope", "embed-wait", "sql", "commit")
+SPLIT_COLUMNS = (*SEQUENTIAL_PHASES, "embed", "other", "app", "outside")
+
+
+def request_split(phases: dict[str, float], client_ms: float) -> dict[str, float]:
+    """One request's time by phase, from its `Server-Timing`: the recorded phases, `other` (the rest
+    of the time inside the application: routing, decoding, validation, serialization) and `outside`
+    (what the client waited beyond the application: network, HTTP server, client)."""
+    app = phases.get("app", 0.0)
+    split = {phase: phases.get(phase, 0.0) for phase in (*SEQUENTIAL_PHASES, "embed")}
+    split["other"] = max(app - sum(split[phase] for phase in SEQUENTIAL_PHASES), 0.0)
+    split["app"] = app
+    split["outside"] = max(client_ms - app, 0.0)
+    return split
+
+
 async def _drive(
     client: httpx.AsyncClient, bodies: Sequence[dict[str, Any]], concurrency: int
-) -> tuple[list[float], float]:
-    """POST every body with `concurrency` requests in flight; (per-request ms, wall seconds)."""
+) -> tuple[list[float], list[dict[str, float]], float]:
+    """POST every body with `concurrency` requests in flight; (per-request ms, per-request split
+    from the `Server-Timing` header when the server sends one, wall seconds)."""
     pending = iter(bodies)
     samples: list[float] = []
+    splits: list[dict[str, float]] = []
 
     async def worker() -> None:
         for body in pending:
@@ -54,16 +76,26 @@ async def _drive(
             if response.status_code != 200:
                 raise RuntimeError(f"recall answered {response.status_code}: {response.text[:300]}")
             samples.append(elapsed)
+            if "server-timing" in response.headers:
+                splits.append(request_split(parse_server_timing(response.headers["server-timing"]), elapsed))
 
     began = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(concurrency)))
-    return samples, time.perf_counter() - began
+    return samples, splits, time.perf_counter() - began
+
+
+def median_split(splits: Sequence[dict[str, float]]) -> dict[str, float]:
+    """The median of each phase over the requests (empty without `Server-Timing`)."""
+    if not splits:
+        return {}
+    return {column: round(statistics.median(s[column] for s in splits), 2) for column in SPLIT_COLUMNS}
 
 
 async def http_latency(
     base: str, key: str, scope: Scope, concurrency: int, queries: Sequence[str]
-) -> dict[str, dict[str, float]]:
-    """`queries` holds WARMUP + requests texts for each fused mode, split between them in order."""
+) -> dict[str, dict[str, Any]]:
+    """`queries` holds WARMUP + requests texts for each fused mode, split between them in order.
+    Each mode's summary carries `split`, the median request split by phase (`request_split`)."""
     per_mode = len(queries) // len(FUSED_MODES)
     texts_of = {mode: queries[i * per_mode : (i + 1) * per_mode] for i, mode in enumerate(FUSED_MODES)}
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
@@ -72,11 +104,16 @@ async def http_latency(
         for mode, texts in paired_blocks({m: t[:WARMUP] for m, t in texts_of.items()}, size=WARMUP):
             await _drive(client, [request_body(t, scope.namespace, mode) for t in texts], concurrency)
         samples: dict[str, list[float]] = {mode: [] for mode in MODES}
+        splits: dict[str, list[dict[str, float]]] = {mode: [] for mode in MODES}
         wall: dict[str, float] = dict.fromkeys(MODES, 0.0)
         for mode, texts in paired_blocks({m: t[WARMUP:] for m, t in texts_of.items()}):
-            values, seconds = await _drive(
+            values, split, seconds = await _drive(
                 client, [request_body(t, scope.namespace, mode) for t in texts], concurrency
             )
             samples[mode] += values
+            splits[mode] += split
             wall[mode] += seconds
-    return {mode: latency_summary(values, wall[mode]) for mode, values in samples.items()}
+    return {
+        mode: {**latency_summary(values, wall[mode]), "split": median_split(splits[mode])}
+        for mode, values in samples.items()
+    }

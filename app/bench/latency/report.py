@@ -9,6 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from app.bench.latency.http import SPLIT_COLUMNS
 from app.recall.sql import RECALL_STATEMENT
 
 # `name AS (`, `name (columns) AS MATERIALIZED (` …: the CTEs the recall statement defines
@@ -20,6 +21,9 @@ def print_report(report: dict[str, Any], console: Console, show_plans: bool = Fa
     if not console.is_terminal:
         console.width = max(console.width, 180)  # a log file has no width; keep rows on one line
     console.print(_latency_table(report))
+    split = _split_table(report)
+    if split is not None:
+        console.print(split)
     console.print(_ratios_table(report["ratios"]))
     console.print(_hnsw_table(report["hnsw"], report["settings"]["ef_search"]))
     console.print(_targets_table(report["targets"]))
@@ -51,6 +55,27 @@ def _latency_table(report: dict[str, Any]) -> Table:
             f"{r['p50']:.1f}", f"{r['p95']:.1f}", f"{r['p99']:.1f}", f"{r['mean']:.1f}",
             f"{r['per_second']:.0f}" if "per_second" in r else "",
         )  # fmt: skip
+    return table
+
+
+def _split_table(report: dict[str, Any]) -> Table | None:
+    """Where an HTTP request's time went, per mode: the median of each phase the server recorded
+    (its Server-Timing header); None when the server sent none."""
+    rows = [r for r in report["latency"] if r["path"] == "http" and r.get("split")]
+    if not rows:
+        return None
+    table = Table(
+        title="where an HTTP recall's time goes, median ms per phase (Server-Timing)",
+        caption="embed runs beside begin and scope; only embed-wait of it is on the request's path. "
+        "other: the rest inside the app (routing, decoding, serialization); "
+        "outside: network, HTTP server, client",
+    )
+    for column in ("scope", "conc.", "mode", *SPLIT_COLUMNS):
+        table.add_column(column, justify="left" if column in ("scope", "mode") else "right")
+    for r in rows:
+        split = r["split"]
+        cells = [f"{split[column]:.1f}" for column in SPLIT_COLUMNS]
+        table.add_row(r["scope"], str(r["concurrency"]), r["mode"], *cells)
     return table
 
 

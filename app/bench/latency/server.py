@@ -11,6 +11,6 @@ from app.bench.serve import served_api as serve
 @asynccontextmanager
 async def served_api(url: str) -> AsyncIterator[str]:
     """A `memoria serve` process against `url` (already migrated); yields its base URL."""
-    env = {"MEMORIA_DATABASE__URL": url}
+    env = {"MEMORIA_DATABASE__URL": url, "MEMORIA_SERVER__SERVER_TIMING": "true"}  # the request split
     async with serve(env, "--no-migrate", unset=["MEMORIA_DATABASE__READ_URL"]) as api:
         yield api.base
