@@ -81,6 +81,13 @@ def test_session_recall_counts_a_hit_from_any_evidence_session_of_the_same_names
     )
 
 
+def test_rows_without_a_session_answer_no_query_at_session_level() -> None:
+    rows = [{"id": "a", "namespace": "ns"}, {"id": "b", "namespace": "ns", "session": "s1"}]
+    session_of = Benchmark(rows=rows, queries=[]).session_of()
+    assert session_of == {"b": "ns/s1"}
+    assert query_metrics([frozenset({"a"})], frozenset({"a"}), session_of)["session@10"] == 0.0
+
+
 def test_a_corpus_longer_than_the_content_limit_is_loaded_whole(tmp_path: Path, settings: Settings) -> None:
     config = BenchConfig(settings.database, settings.memories, settings.recall, settings.graph)
     long_row = {"id": "l1", "namespace": "ns", "content": "x" * (settings.memories.max_content_chars + 5)}

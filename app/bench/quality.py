@@ -57,8 +57,13 @@ class Benchmark:
     memory_to_docs: dict[int, set[str]] = field(default_factory=lambda: defaultdict(set))
 
     def session_of(self) -> dict[str, str]:
-        """Each document's session, as `<namespace>/<session>` (sessions are named per namespace)."""
-        return {row["id"]: f"{row['namespace']}/{row.get('session')}" for row in self.rows}
+        """Each document's session, as `<namespace>/<session>` (sessions are named per namespace); a
+        row without one is in none."""
+        return {
+            row["id"]: f"{row['namespace']}/{row['session']}"
+            for row in self.rows
+            if row.get("session") is not None
+        }
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
