@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from app.client.namespace import namespace_for_cwd, repo_namespace
+from app.client.namespace import event_namespace, namespace_for_cwd, repo_namespace
 from app.client.settings import ClientSettings
-from app.hooks.command import event_namespace
 from app.hooks.context import render
 from app.hooks.policy import MAX_QUERY_CHARS, judge
 from app.namespaces import validate_namespace_name

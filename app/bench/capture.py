@@ -130,6 +130,22 @@ def _stamp(start: datetime, seconds: float) -> str:
     return (start + timedelta(seconds=seconds)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def _assistant(
+    message_id: str, content: list[dict[str, Any]], stop_reason: str = "tool_use"
+) -> dict[str, Any]:
+    """An assistant entry of a Claude Code 2.1 transcript."""
+    message = {"id": message_id, "type": "message", "role": "assistant", "model": "claude-opus-4-8"}
+    return {"type": "assistant", "message": {**message, "content": content, "stop_reason": stop_reason}}
+
+
+def _tool_result(tool_id: str, content: str, is_error: bool | None = None) -> dict[str, Any]:
+    """The user entry carrying a tool's result (`is_error` only where Claude Code writes one)."""
+    result: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_id, "content": content}
+    if is_error is not None:
+        result["is_error"] = is_error
+    return {"type": "user", "message": {"role": "user", "content": [result]}}
+
+
 def synthetic_transcript(session_id: str, cwd: str, exchanges: int, seed: int) -> str:
     """`exchanges` prompt → tool call → tool result → reply turns as Claude Code 2.1 writes them."""
     rng = random.Random(seed)
@@ -165,90 +181,33 @@ def synthetic_transcript(session_id: str, cwd: str, exchanges: int, seed: int) -
         lines.append({"type": "queue-operation", "operation": "enqueue", "sessionId": session_id})
         add({"type": "user", "message": {"role": "user", "content": prompt}, "promptId": str(uuid.uuid4())})
         add(
-            {
-                "type": "assistant",
-                "message": {
-                    "id": f"msg_bench_{turn}a",
-                    "type": "message",
-                    "role": "assistant",
-                    "model": "claude-opus-4-8",
-                    "content": [
-                        {"type": "text", "text": "Let me run the tests first."},
-                        {"type": "tool_use", "id": tool_id, "name": "Bash", "input": {"command": command}},
-                    ],
-                    "stop_reason": "tool_use",
-                },
-            }
+            _assistant(
+                f"msg_bench_{turn}a",
+                [
+                    {"type": "text", "text": "Let me run the tests first."},
+                    {"type": "tool_use", "id": tool_id, "name": "Bash", "input": {"command": command}},
+                ],
+            )
         )
         output = "Exit code 1\nFAILED: assertion error in test_case" if failing else "12 passed in 0.41s"
         add(
             {
-                "type": "user",
-                "message": {
-                    "role": "user",
-                    "content": [
-                        {
-                            "type": "tool_result",
-                            "tool_use_id": tool_id,
-                            "content": output,
-                            "is_error": failing,
-                        }
-                    ],
-                },
+                **_tool_result(tool_id, output, is_error=failing),
                 "toolUseResult": {"stdout": output, "stderr": "", "interrupted": False},
             }
         )
         edit_id = f"toolu_bench_{turn:04d}e"
         path = f"{cwd}/src/{topic.split()[0].lower()}_{turn % 17}.py"
+        edit = {"file_path": path, "old_string": "x = 1", "new_string": "x = 2"}
         add(
-            {
-                "type": "assistant",
-                "message": {
-                    "id": f"msg_bench_{turn}b",
-                    "type": "message",
-                    "role": "assistant",
-                    "model": "claude-opus-4-8",
-                    "content": [
-                        {
-                            "type": "tool_use",
-                            "id": edit_id,
-                            "name": "Edit",
-                            "input": {"file_path": path, "old_string": "x = 1", "new_string": "x = 2"},
-                        }
-                    ],
-                    "stop_reason": "tool_use",
-                },
-            }
+            _assistant(
+                f"msg_bench_{turn}b", [{"type": "tool_use", "id": edit_id, "name": "Edit", "input": edit}]
+            )
         )
-        add(
-            {
-                "type": "user",
-                "message": {
-                    "role": "user",
-                    "content": [
-                        {
-                            "type": "tool_result",
-                            "tool_use_id": edit_id,
-                            "content": f"The file {path} was updated.",
-                        }
-                    ],
-                },
-            }
-        )
+        add(_tool_result(edit_id, f"The file {path} was updated."))
         reply = " ".join(rng.choice(REPLY_SENTENCES) for _ in range(rng.randint(3, 7)))
-        add(
-            {
-                "type": "assistant",
-                "message": {
-                    "id": f"msg_bench_{turn}c",
-                    "type": "message",
-                    "role": "assistant",
-                    "model": "claude-opus-4-8",
-                    "content": [{"type": "text", "text": f"Done with step {turn}. {reply}"}],
-                    "stop_reason": "end_turn",
-                },
-            }
-        )
+        text = {"type": "text", "text": f"Done with step {turn}. {reply}"}
+        add(_assistant(f"msg_bench_{turn}c", [text], stop_reason="end_turn"))
         lines.append({"type": "last-prompt", "lastPrompt": prompt, "sessionId": session_id})
     return "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines)
 

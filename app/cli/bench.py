@@ -43,6 +43,15 @@ DATA_OPTION = click.option(
     help="A folder in the locomo-dev format.",
 )
 
+SENTENCES_OPTION = click.option(
+    "--sentences",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="persona-sentences/sentences.txt (default: ../shared/bench/… beside the repo).",
+)
+JSON_OPTION = click.option(
+    "--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON."
+)
+
 Work = Callable[[BenchConfig, Embedder, Database, int], Awaitable[dict[str, Any]]]
 
 
@@ -63,6 +72,42 @@ def run_on_scratch(work: Work) -> dict[str, Any]:
         scratch_database(admin_url, embedder.dimension) as (url, _),
     ):
         return asyncio.run(run(url))
+
+
+def _corpus(sentences: Path | None) -> Path:
+    """`--sentences`, else the persona sentences beside the repository; a missing file is a usage error."""
+    from app.bench.latency import DEFAULT_SENTENCES
+
+    corpus = sentences or DEFAULT_SENTENCES
+    if not corpus.is_file():
+        raise click.BadParameter(f"{corpus} does not exist", param_hint="--sentences")
+    return corpus
+
+
+def _save(report: dict[str, Any], json_out: Path | None) -> None:
+    """`--json`: the report as JSON, where asked (values JSON has no type for, such as dates, as text)."""
+    if json_out is not None:
+        json_out.write_text(json.dumps(report, indent=2, default=str))
+        click.echo(f"wrote {json_out}", err=True)
+
+
+def _on_scratch_database(
+    run: Callable[[str], Coroutine[Any, Any, dict[str, Any]]],
+    print_report: Callable[[dict[str, Any], Console], None],
+    json_out: Path | None,
+) -> dict[str, Any]:
+    """Run a bench against a scratch embedded server and database (dropped after), print its
+    report and `_save` it: the tail every bench that owns its database shares."""
+    settings = config.settings()
+    embedder = build_embedder(settings.embeddings)
+    with (
+        scratch_server(settings.database.embedded_shared_buffers) as admin_url,
+        scratch_database(admin_url, embedder.dimension) as (url, _),
+    ):
+        report = asyncio.run(run(url))
+    print_report(report, Console(width=140))
+    _save(report, json_out)
+    return report
 
 
 @bench.command("extraction")
@@ -88,9 +133,7 @@ def extraction(data: Path, corpus: str, limit: int) -> None:
     type=click.Choice(["turns", "facts"]),
     help="Which memories to load; default: facts if the folder has them (LoCoMo), else turns (LongMemEval).",
 )
-@click.option(
-    "--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON here."
-)
+@JSON_OPTION
 @click.option(
     "--graph-weights",
     default="",
@@ -118,9 +161,7 @@ def quality(data: Path, corpus: str | None, json_out: Path | None, graph_weights
         )
     )
     print_report(report, Console(width=140))
-    if json_out is not None:
-        json_out.write_text(json.dumps(report, indent=2))
-        click.echo(f"wrote {json_out}", err=True)
+    _save(report, json_out)
 
 
 @bench.command("latency")
@@ -152,11 +193,7 @@ def quality(data: Path, corpus: str | None, json_out: Path | None, graph_weights
     show_default=True,
     help="Queries for the HNSW recall@10 (fewer leave it within about ±0.01 only).",
 )
-@click.option(
-    "--sentences",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="persona-sentences/sentences.txt (default: ../shared/bench/… beside the repo).",
-)
+@SENTENCES_OPTION
 @click.option(
     "--concepts",
     is_flag=True,
@@ -170,7 +207,7 @@ def quality(data: Path, corpus: str | None, json_out: Path | None, graph_weights
     help="Untimed recalls per scope first, so a just-started PostgreSQL has its pages in memory.",
 )
 @click.option("--explain", "show_plans", is_flag=True, help="Print the EXPLAIN ANALYZE plans in full.")
-@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON.")
+@JSON_OPTION
 def latency(
     memories: int,
     namespaces: int,
@@ -186,7 +223,7 @@ def latency(
 ) -> None:
     """Load a realistic corpus through the real store path; print recall latency (modes lexical,
     lexical+dense and all, every leg) and HNSW recall@10."""
-    from app.bench.latency import DEFAULT_SENTENCES, LatencyOptions, bench_latency, print_report
+    from app.bench.latency import LatencyOptions, bench_latency, print_report
 
     try:
         levels = tuple(int(level) for level in concurrency.split(","))
@@ -194,15 +231,14 @@ def latency(
             raise ValueError(concurrency)
     except ValueError as exc:
         raise click.BadParameter("integers ≥ 1, comma-separated: 1,8", param_hint="--concurrency") from exc
-    if not (sentences or DEFAULT_SENTENCES).is_file():
-        raise click.BadParameter(f"{sentences or DEFAULT_SENTENCES} does not exist", param_hint="--sentences")
+    corpus = _corpus(sentences)
     options = LatencyOptions(
         memories=memories,
         namespaces=namespaces,
         requests=requests,
         concurrency=levels,
         hnsw_queries=hnsw_queries,
-        sentences=sentences or DEFAULT_SENTENCES,
+        sentences=corpus,
         concepts=concepts,
         cache_warmup=cache_warmup,
     )
@@ -216,9 +252,7 @@ def latency(
             bench_latency(url, bench_config(settings), embedder, options, Console(stderr=True))
         )
     print_report(report, Console(), show_plans)
-    if json_out is not None:
-        json_out.write_text(json.dumps(report, indent=2, default=str))
-        click.echo(f"wrote {json_out}", err=True)
+    _save(report, json_out)
 
 
 @bench.command("soak")
@@ -242,17 +276,13 @@ def latency(
     type=click.FloatRange(min=0),
     help="kill -9 the embedded PostgreSQL once, this many seconds in.",
 )
-@click.option(
-    "--sentences",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="persona-sentences/sentences.txt (default: ../shared/bench/… beside the repo).",
-)
+@SENTENCES_OPTION
 @click.option(
     "--data-dir",
     type=click.Path(file_okay=False, path_type=Path),
     help="The server's embedded PostgreSQL data (default: a temporary directory).",
 )
-@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON.")
+@JSON_OPTION
 def soak(
     minutes: float,
     clients: int,
@@ -268,12 +298,9 @@ def soak(
     PostgreSQL: p50/p95 per operation every minute, server memory growth, lost writes; with
     --kill-postgres-at, the recovery time and whether errors stayed inside the outage. Exits 1 when
     a target is not met."""
-    from app.bench.latency import DEFAULT_SENTENCES
     from app.bench.soak import SoakOptions, bench_soak, print_summary
 
-    corpus = sentences or DEFAULT_SENTENCES
-    if not corpus.is_file():
-        raise click.BadParameter(f"{corpus} does not exist", param_hint="--sentences")
+    corpus = _corpus(sentences)
     config.settings()  # a bad setting is one line here, not a server that fails to start
     options = SoakOptions(
         duration_s=minutes * 60,
@@ -288,9 +315,7 @@ def soak(
     console = Console()
     report = asyncio.run(bench_soak(options, console))
     print_summary(report, console)
-    if json_out is not None:
-        json_out.write_text(json.dumps(report, indent=2, default=str))
-        click.echo(f"wrote {json_out}", err=True)
+    _save(report, json_out)
     if not all(check["met"] for check in report["targets"]):
         raise SystemExit(1)
 
@@ -309,7 +334,7 @@ def soak(
 @click.option(
     "--repeat", type=click.IntRange(min=1), default=5, show_default=True, help="Runs per memory (median)."
 )
-@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON.")
+@JSON_OPTION
 def secrets(
     seed: int, n_secrets: int, lookalikes: int, long_memories: int, repeat: int, json_out: Path | None
 ) -> None:
@@ -323,42 +348,9 @@ def secrets(
     )
     report = bench_secrets(options)
     print_report(report, Console(width=140))
-    if json_out is not None:
-        json_out.write_text(json.dumps(report, indent=2))
-        click.echo(f"wrote {json_out}", err=True)
+    _save(report, json_out)
     if not all(check["met"] for check in report["targets"]):
         raise SystemExit(1)
-
-
-def _corpus(sentences: Path | None) -> Path:
-    """`--sentences`, else the persona sentences beside the repository; a missing file is a usage error."""
-    from app.bench.latency import DEFAULT_SENTENCES
-
-    corpus = sentences or DEFAULT_SENTENCES
-    if not corpus.is_file():
-        raise click.BadParameter(f"{corpus} does not exist", param_hint="--sentences")
-    return corpus
-
-
-def _on_scratch_database(
-    run: Callable[[str], Coroutine[Any, Any, dict[str, Any]]],
-    print_report: Callable[[dict[str, Any], Console], None],
-    json_out: Path | None,
-) -> dict[str, Any]:
-    """Run a bench against a scratch embedded server and database (dropped after), print its
-    report, and write it as JSON when asked: the tail every bench that owns its database shares."""
-    settings = config.settings()
-    embedder = build_embedder(settings.embeddings)
-    with (
-        scratch_server(settings.database.embedded_shared_buffers) as admin_url,
-        scratch_database(admin_url, embedder.dimension) as (url, _),
-    ):
-        report = asyncio.run(run(url))
-    print_report(report, Console(width=140))
-    if json_out is not None:
-        json_out.write_text(json.dumps(report, indent=2, default=str))
-        click.echo(f"wrote {json_out}", err=True)
-    return report
 
 
 @bench.command("inference")
@@ -373,12 +365,8 @@ def _on_scratch_database(
     "--own", type=click.IntRange(min=1), default=200, show_default=True, help="The prober's memories."
 )
 @click.option("--rounds", type=click.IntRange(min=2), default=200, show_default=True, help="Timed rounds.")
-@click.option(
-    "--sentences",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="persona-sentences/sentences.txt (default: ../shared/bench/… beside the repo).",
-)
-@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON.")
+@SENTENCES_OPTION
+@JSON_OPTION
 def inference(others: int, own: int, rounds: int, sentences: Path | None, json_out: Path | None) -> None:
     """What one tenant can infer about another through the API: recall timing of a word another
     tenant's memories hold vs words nobody has, and the ids seen around another tenant's stores."""
@@ -394,12 +382,8 @@ def inference(others: int, own: int, rounds: int, sentences: Path | None, json_o
 @bench.command("mcp")
 @click.option("--memories", type=click.IntRange(min=1), default=2000, show_default=True, help="Corpus size.")
 @click.option("--rounds", type=click.IntRange(min=2), default=300, show_default=True, help="Timed rounds.")
-@click.option(
-    "--sentences",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="persona-sentences/sentences.txt (default: ../shared/bench/… beside the repo).",
-)
-@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON.")
+@SENTENCES_OPTION
+@JSON_OPTION
 def mcp(memories: int, rounds: int, sentences: Path | None, json_out: Path | None) -> None:
     """Recall through MCP vs REST, interleaved on one `memoria serve`: p50/p95 of each and what MCP
     adds; and the size of the tool definitions in tokens. Exits 1 when a target is not met."""
@@ -419,12 +403,8 @@ def mcp(memories: int, rounds: int, sentences: Path | None, json_out: Path | Non
 @click.option("--runs", type=click.IntRange(min=2), default=30, show_default=True, help="Timed runs of each.")
 @click.option("--warmup", type=click.IntRange(min=0), default=3, show_default=True, help="Untimed first.")
 @click.option("--exchanges", type=click.IntRange(min=1), default=200, show_default=True, help="Delta size.")
-@click.option(
-    "--sentences",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="persona-sentences/sentences.txt (default: ../shared/bench/… beside the repo).",
-)
-@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON.")
+@SENTENCES_OPTION
+@JSON_OPTION
 @click.option("--check", is_flag=True, help="Exit 1 when a target is missed.")
 def capture(
     memories: int,

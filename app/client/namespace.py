@@ -101,3 +101,15 @@ def mapping_from_environment(env: Mapping[str, str]) -> dict[str, str]:
 def default_from_environment(env: Mapping[str, str]) -> str | None:
     """`MEMORIA_CLIENT__DEFAULT_NAMESPACE`, None when unset or blank."""
     return env.get(ENV_DEFAULT_NAMESPACE, "").strip() or None
+
+
+def event_namespace(event: Mapping[str, object], env: Mapping[str, str], notes: list[str]) -> str | None:
+    """The namespace of a hook event's `cwd` on this machine (None: the server's default); a bad
+    `MEMORIA_CLIENT__NAMESPACE_MAP` is noted and skipped, so the repository's namespace still works."""
+    try:
+        mapping = mapping_from_environment(env)
+    except ValueError as exc:
+        notes.append(str(exc))
+        mapping = {}
+    cwd = event.get("cwd")
+    return namespace_for_cwd(cwd if isinstance(cwd, str) else None, mapping, default_from_environment(env))

@@ -30,12 +30,7 @@ import sys
 import time
 
 from app.client.environment import DEFAULT_URL, ENV_URL, hook_log_from_environment
-from app.client.namespace import (
-    default_from_environment,
-    git_root,
-    mapping_from_environment,
-    namespace_for_cwd,
-)
+from app.client.namespace import event_namespace, git_root
 from app.hooks.budget import BudgetSpent, Deadline, hook_budget
 from app.hooks.hook_log import write_log
 from app.hooks.private import strip_private
@@ -119,17 +114,6 @@ def capture_off_reason(env: Mapping[str, str], cwd: str | None) -> str | None:
             if os.path.exists(marker):
                 return f"capture off: {marker} exists"
     return None
-
-
-def event_namespace(event: Mapping[str, Any], env: Mapping[str, str], notes: list[str]) -> str | None:
-    """The namespace of the event's `cwd`, worked out as the prompt hook does."""
-    try:
-        mapping = mapping_from_environment(env)
-    except ValueError as exc:
-        notes.append(str(exc))
-        mapping = {}
-    cwd = event.get("cwd")
-    return namespace_for_cwd(cwd if isinstance(cwd, str) else None, mapping, default_from_environment(env))
 
 
 def _private_removed(exchange: dict[str, Any]) -> dict[str, Any]:

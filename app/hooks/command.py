@@ -28,7 +28,6 @@ import json
 import os
 import sys
 import time
-from urllib.parse import quote, urlsplit
 
 from app.client.environment import (
     DEFAULT_URL,
@@ -37,10 +36,10 @@ from app.client.environment import (
     hook_log_from_environment,
     key_from_environment,
 )
-from app.client.namespace import default_from_environment, mapping_from_environment, namespace_for_cwd
+from app.client.namespace import event_namespace
 from app.hooks.budget import BudgetSpent, Deadline, hook_budget, process_age
 from app.hooks.hook_log import write_log
-from app.hooks.http_post import InvalidResponse, http_post
+from app.hooks.http_post import InvalidResponse, api_headers, http_post, route_target
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -156,25 +155,10 @@ def endpoint(
     base_url: str, namespace: str | None, route: str = HOOK_PATH
 ) -> tuple[str, str, int | None, str]:
     """(scheme, host, port, path+query) of the hook `route` under `base_url` (which may have a path)."""
-    parts = urlsplit(base_url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise HookFailure(f"{ENV_URL} must be an http(s) URL, got {base_url!r}", "bad-url")
-    path = parts.path.rstrip("/") + route
-    if namespace:
-        path += "?namespace=" + quote(namespace, safe="")
-    return parts.scheme, parts.hostname, parts.port, path
-
-
-def event_namespace(event: Mapping[str, Any], env: Mapping[str, str], notes: list[str]) -> str | None:
-    """The namespace of the event's `cwd` on this machine (None: the server's default); a bad
-    `MEMORIA_CLIENT__NAMESPACE_MAP` is noted and skipped, so the repository's namespace still works."""
     try:
-        mapping = mapping_from_environment(env)
-    except ValueError as exc:
-        notes.append(str(exc))
-        mapping = {}
-    cwd = event.get("cwd")
-    return namespace_for_cwd(cwd if isinstance(cwd, str) else None, mapping, default_from_environment(env))
+        return route_target(base_url, route, namespace)
+    except ValueError:
+        raise HookFailure(f"{ENV_URL} must be an http(s) URL, got {base_url!r}", "bad-url") from None
 
 
 def post_event(
@@ -189,15 +173,9 @@ def post_event(
     """The server's JSON answer to `event` ({} for an empty body); HookFailure names any failure."""
     scheme, host, port, path = endpoint(base_url, namespace, route)
     body = json.dumps(event).encode("utf-8")
-    headers = {
-        "Authorization": f"Bearer {key}",
-        "Content-Type": "application/json",
-        "Accept": "application/json",
-        "User-Agent": "memoria-hook",
-    }
     try:
         status, payload = http_post(
-            scheme, host, port, path, headers, body, max(timeout, 0.001), answer_headers
+            scheme, host, port, path, api_headers(key), body, max(timeout, 0.001), answer_headers
         )
     except TimeoutError as exc:
         raise HookFailure(f"no answer from {base_url} within {timeout:.2f} s", "timeout") from exc

@@ -22,6 +22,30 @@ class InvalidResponse(Exception):
     """The server's answer is not HTTP we can read, or is larger than we accept."""
 
 
+def route_target(base_url: str, route: str, namespace: str | None) -> tuple[str, str, int | None, str]:
+    """(scheme, host, port, path+query) of the API `route` under `base_url` (which may have a path),
+    `?namespace=` added when one is given; ValueError for a URL that is not http(s)."""
+    from urllib.parse import quote, urlsplit
+
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"not an http(s) URL: {base_url!r}")
+    path = parts.path.rstrip("/") + route
+    if namespace:
+        path += "?namespace=" + quote(namespace, safe="")
+    return parts.scheme, parts.hostname, parts.port, path
+
+
+def api_headers(key: str) -> dict[str, str]:
+    """The header fields of a hook's JSON POST to the API with `key`."""
+    return {
+        "Authorization": f"Bearer {key}",
+        "Content-Type": "application/json",
+        "Accept": "application/json",
+        "User-Agent": "memoria-hook",
+    }
+
+
 def http_post(
     scheme: str,
     host: str,

@@ -24,10 +24,9 @@ from __future__ import annotations
 import json
 import os
 import time
-from urllib.parse import quote, urlsplit
 
 from app.client.environment import KeyFileError, key_from_environment
-from app.hooks.http_post import InvalidResponse, http_post
+from app.hooks.http_post import InvalidResponse, api_headers, http_post, route_target
 from app.hooks.state import (
     lock_file,
     read_json,
@@ -161,16 +160,6 @@ def _slice(exchanges: list[Any], limit: int) -> tuple[int, bytes]:
     return count, body
 
 
-def _target(base_url: str, namespace: str | None) -> tuple[str, str, int | None, str]:
-    parts = urlsplit(base_url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"not an http(s) URL: {base_url!r}")
-    path = parts.path.rstrip("/") + CAPTURE_PATH
-    if namespace:
-        path += "?namespace=" + quote(namespace, safe="")
-    return parts.scheme, parts.hostname, parts.port, path
-
-
 def _valid(batch: dict[str, Any]) -> bool:
     namespace = batch.get("namespace")
     return (
@@ -249,21 +238,15 @@ def _flush_locked(env: Mapping[str, str], deadline: float, notes: list[str], res
             return
         count, body = _slice(exchanges, limit)
         try:
-            scheme, host, port, path = _target(batch["url"], batch["namespace"])
+            scheme, host, port, path = route_target(batch["url"], CAPTURE_PATH, batch["namespace"])
         except ValueError as exc:
             _drop_sent(env, batch["id"], len(exchanges))
             result["dropped"] += len(exchanges)
             notes.append(f"dropped {len(exchanges)} spooled exchanges: {exc}")
             continue
-        headers = {
-            "Authorization": f"Bearer {key}",
-            "Content-Type": "application/json",
-            "Accept": "application/json",
-            "User-Agent": "memoria-hook",
-        }
         try:
             status, payload = http_post(
-                scheme, host, port, path, headers, body, min(remaining, REQUEST_TIMEOUT_S)
+                scheme, host, port, path, api_headers(key), body, min(remaining, REQUEST_TIMEOUT_S)
             )
         except (OSError, InvalidResponse) as exc:
             result["outcome"] = "unreachable"
