@@ -139,6 +139,18 @@ async def client(app: Litestar) -> AsyncIterator[AsyncTestClient[Litestar]]:
 
 
 @pytest.fixture
+async def uncached_client(
+    settings: Settings, embedder: LocalEmbedder
+) -> AsyncIterator[AsyncTestClient[Litestar]]:
+    """A client of an app that asks PostgreSQL about the key on every request (no verified-key
+    cache, `app.auth.key_cache`): for what the database decides at once about a key it changed."""
+    auth = settings.auth.model_copy(update={"key_cache_ttl_s": 0.0})
+    app = create_app(settings.model_copy(update={"auth": auth}), embedder=embedder)
+    async with AsyncTestClient(app=app) as test_client:
+        yield test_client
+
+
+@pytest.fixture
 async def conn(db_url: str) -> AsyncIterator[asyncpg.Connection]:
     connection = await asyncpg.connect(db_url)
     yield connection

@@ -142,7 +142,10 @@ async def test_the_openapi_document_lists_403_and_429_for_key_routes_but_not_the
     assert "403" not in hook and "429" not in hook
 
 
-async def test_an_expired_key_is_401_like_an_unknown_one(client: Client, conn: asyncpg.Connection) -> None:
+async def test_an_expired_key_is_401_like_an_unknown_one(
+    uncached_client: Client, conn: asyncpg.Connection
+) -> None:
+    client = uncached_client  # a key trusted for a while expires in it too: tests/test_key_cache.py
     created = await scoped_key(conn, "alice", [READ], expires_at=datetime.now(UTC) + timedelta(days=1))
     assert (await client.get("/v1/namespaces", headers=bearer(created))).status_code == 200
     await conn.execute(
@@ -159,7 +162,10 @@ async def test_an_expired_key_is_401_like_an_unknown_one(client: Client, conn: a
     assert hook.headers[OUTCOME_HEADER] == "unauthorized"
 
 
-async def test_last_use_is_noted_at_most_once_a_minute(client: Client, conn: asyncpg.Connection) -> None:
+async def test_last_use_is_noted_at_most_once_a_minute(
+    uncached_client: Client, conn: asyncpg.Connection
+) -> None:
+    client = uncached_client  # a trusted key is looked up (and its use noted) once per key_cache_ttl_s
     created = await scoped_key(conn, "alice", [READ])
     used_at = "SELECT last_used_at FROM api_keys WHERE id = $1"
     assert await conn.fetchval(used_at, created.id) is None

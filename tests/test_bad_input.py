@@ -229,7 +229,8 @@ async def test_missing_or_wrong_key_is_a_401(client: Client, headers: dict[str, 
         _assert_problem(response, 401, "key")
 
 
-async def test_revoked_key_stops_working(client: Client, conn: asyncpg.Connection) -> None:
+async def test_revoked_key_stops_working(uncached_client: Client, conn: asyncpg.Connection) -> None:
+    client = uncached_client  # a replica that trusts keys for a while: tests/test_key_cache.py
     from app.auth.service import create_key, create_user, revoke_key
 
     await create_user(conn, "carol")

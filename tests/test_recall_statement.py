@@ -60,11 +60,14 @@ def _python_type(annotation: Any) -> Any:
 
 def _args(**overrides: Any) -> RecallArgs:
     values: dict[str, Any] = {
+        "user_id": 1,
+        "own_names": None,
+        "share_owners": [],
+        "share_names": [],
         "query": "q",
         "common_lexemes": [],
         "expanded_query": None,
         "small_scope": False,
-        "namespace_ids": [],
         "include_sensitive": False,
         "category": None,
         "tags": None,
@@ -98,7 +101,6 @@ def _args(**overrides: Any) -> RecallArgs:
         "rrf_k": 10,
         "importance_prior": 0.3,
         "limit": 10,
-        "namespace_names": [],
         "sort": "relevance",
     }
     return RecallArgs(**(values | overrides))

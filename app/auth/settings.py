@@ -38,6 +38,15 @@ class AuthSettings(Section):
     failed_auth_burst: int = Field(
         default=10, ge=1, le=1_000_000, description="Failed authentications an address may make at once."
     )
+    key_cache_ttl_s: float = Field(
+        default=5.0,
+        ge=0,
+        le=300,
+        description="Seconds a replica trusts an API key PostgreSQL has verified without asking again "
+        "(never past the key's expiry): a revoked key stops working within this bound on every "
+        "replica. Its requests still count against the key's one rate limit, taken from it a few at "
+        "a time. 0: every request asks PostgreSQL.",
+    )
     sweep_interval_s: float = Field(
         default=10.0,
         gt=0,

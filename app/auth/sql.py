@@ -48,7 +48,8 @@ locked_out AS (
     SELECT tokens FROM address WHERE tokens < 1
 ),
 found AS (
-    SELECT u.id AS user_id, u.name, k.id AS key_id, k.scopes
+    SELECT u.id AS user_id, u.name, k.id AS key_id, k.scopes,
+           extract(epoch FROM k.expires_at - now())::float8 AS expires_in_s
     FROM api_keys k JOIN users u ON u.id = k.user_id
     WHERE k.key_hash = $1::bytea
       AND k.revoked_at IS NULL
@@ -79,10 +80,22 @@ failure AS ({
     )
 })
 SELECT (SELECT tokens FROM locked_out) AS locked_out_tokens,
-       f.user_id, f.name, f.key_id, f.scopes,
+       f.user_id, f.name, f.key_id, f.scopes, f.expires_in_s,
        (SELECT tokens FROM key_bucket) AS key_tokens,
        (SELECT tokens FROM failure) AS failure_tokens
 FROM (SELECT) AS one LEFT JOIN found f ON true
+"""
+
+# A key a replica has verified takes its next $4 requests from its bucket at once: the bucket then
+# holds $4 fewer tokens, as if they had been made. No row when it holds fewer than $4 (or none, swept
+# idle): the caller then authenticates afresh, which takes one token or refuses with the wait.
+#   $1 the key's bucket, $2/$3 key rate per second and burst, $4 the lease
+LEASE = f"""
+UPDATE rate_limits AS b
+SET tokens = {_refilled("$2::float8", "$3::float8", "b.")} - $4::float8,
+    updated_at = greatest(b.updated_at, now())
+WHERE b.bucket = $1::text AND {_refilled("$2::float8", "$3::float8", "b.")} >= $4::float8
+RETURNING b.tokens
 """
 
 # Bounded: at most $2 buckets idle for more than $1 seconds (full again, so the same as no row),

@@ -436,3 +436,90 @@ def capture(
     )
     if check and not all(target["met"] for target in report["targets"]):
         raise SystemExit(1)
+
+
+@bench.command("ingest")
+@click.option(
+    "--memories", type=click.IntRange(min=1), default=5000, show_default=True, help="Memories stored."
+)
+@click.option(
+    "--batch", type=click.IntRange(1, 100), default=100, show_default=True, help="Memories per request."
+)
+@click.option(
+    "--concurrency", type=click.IntRange(min=1), default=2, show_default=True, help="Requests in flight."
+)
+@click.option(
+    "--namespaces",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Namespaces the memories spread over (half in the first, the rest Zipf-like).",
+)
+@click.option(
+    "--warmup-batches",
+    type=click.IntRange(min=0),
+    default=1,
+    show_default=True,
+    help="Untimed batches first.",
+)
+@click.option(
+    "--drain-timeout",
+    type=click.FloatRange(min=1),
+    default=600.0,
+    show_default=True,
+    help="Seconds the stores' jobs may take to finish after the last answer.",
+)
+@click.option(
+    "--poll-ms",
+    type=click.FloatRange(min=5),
+    default=50.0,
+    show_default=True,
+    help="How often the jobs table is read (the resolution of the job figures).",
+)
+@SENTENCES_OPTION
+@JSON_OPTION
+@click.option("--check", is_flag=True, help="Exit 1 when a target is missed.")
+def ingest(
+    memories: int,
+    batch: int,
+    concurrency: int,
+    namespaces: int,
+    warmup_batches: int,
+    drain_timeout: float,
+    poll_ms: float,
+    sentences: Path | None,
+    json_out: Path | None,
+    check: bool,
+) -> None:
+    """Batched stores over real HTTP on a `memoria serve` with its defaults (graph on): memories/s
+    accepted and end to end (until the concept indexing they enqueued is done), and where the time
+    goes: each store's Server-Timing phases and the worker's indexing time. Exits 1 when a request
+    failed or the jobs did not finish."""
+    from app.bench.ingest import IngestOptions, bench_ingest, print_report
+
+    settings = config.settings()
+    served = {
+        "graph": settings.graph.enabled,
+        "concept embeddings": settings.graph.concept_embeddings,
+        "jobs.workers": settings.jobs.workers,
+        "jobs.batch_size": settings.jobs.batch_size,
+        "embeddings": f"{settings.embeddings.provider}/{settings.embeddings.local_runtime}",
+    }
+    options = IngestOptions(
+        sentences=_corpus(sentences),
+        memories=memories,
+        batch=batch,
+        concurrency=concurrency,
+        namespaces=namespaces,
+        warmup_batches=warmup_batches,
+        drain_timeout_s=drain_timeout,
+        poll_s=poll_ms / 1000.0,
+        served=served,
+    )
+    report = _on_scratch_database(
+        lambda url: bench_ingest(url, options, Console(stderr=True)), print_report, json_out
+    )
+    if report["requests"]["errors"] or not report["jobs"]["drained"] or report["jobs"]["left"]["failed"]:
+        raise SystemExit(1)
+    if check and not all(target["met"] for target in report["targets"]):
+        raise SystemExit(1)

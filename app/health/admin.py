@@ -71,7 +71,7 @@ async def is_admin(
     if key is None:
         return False
     try:
-        user = await deadline.within(gate.admit(pool, key, client), limit)
+        user = await deadline.within(gate.admit(pool, key, client, fresh=True), limit)
     except NotAuthorizedException:  # unknown, revoked or expired: the database said no
         recent.denied(key)
         return False

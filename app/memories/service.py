@@ -32,6 +32,7 @@ import msgspec
 from msgspec import UNSET
 from pgvector import HalfVector
 
+from app.core import timing
 from app.core.time import as_utc
 from app.db import Database
 from app.embeddings import Embedded, Embedder, EmbeddingError, guarded
@@ -267,60 +268,66 @@ class MemoryService:
             raise InvalidInput(f"a batch holds at most {self._limits.max_batch} memories, got {len(items)}")
         if not items:
             raise InvalidInput("the batch is empty")
-        cleaned, redacted = self._prepare(items)
-        hashes = [content_hash(m.content) for m in cleaned]
+        # Server-Timing phases (when on): prepare (checks, redaction), lookup (namespaces, duplicate
+        # hashes), embed, sql (the INSERT transaction); they follow one another on the request's path.
+        with timing.timed("prepare"):
+            cleaned, redacted = self._prepare(items)
+            hashes = [content_hash(m.content) for m in cleaned]
 
-        async with self._db.write.acquire() as conn, conn.transaction():
-            ns_ids = await ensure_namespaces(conn, user_id, (m.namespace for m in cleaned))
-        ns_of = [ns_ids[m.namespace] for m in cleaned]
+        with timing.timed("lookup"):
+            async with self._db.write.acquire() as conn, conn.transaction():
+                ns_ids = await ensure_namespaces(conn, user_id, (m.namespace for m in cleaned))
+            ns_of = [ns_ids[m.namespace] for m in cleaned]
 
-        existing = {
-            (r["namespace_id"], bytes(r["content_hash"])): r["id"]
-            for r in await self._db.write.fetch(sql.EXISTING_HASHES, ns_of, hashes)
-        }
+            existing = {
+                (r["namespace_id"], bytes(r["content_hash"])): r["id"]
+                for r in await self._db.write.fetch(sql.EXISTING_HASHES, ns_of, hashes)
+            }
         to_embed = [i for i in range(len(cleaned)) if (ns_of[i], hashes[i]) not in existing]
-        embedded, embed_error = await self._embed(
-            [cleaned[i].content for i in to_embed], [cleaned[i].is_sensitive for i in to_embed]
-        )
+        with timing.timed("embed"):
+            embedded, embed_error = await self._embed(
+                [cleaned[i].content for i in to_embed], [cleaned[i].is_sensitive for i in to_embed]
+            )
         vector_of = {i: e for i, e in zip(to_embed, embedded, strict=True) if e is not None}
 
         results: list[StoreResult] = []
         jobs: list[NewJob] = []
         sealed: list[SealedSecret] = []
-        async with self._db.write.acquire() as conn, conn.transaction():
-            for i, memory in enumerate(cleaned):
-                vector = vector_of.get(i)
-                new_id, public_id, duplicate = await _insert(
-                    conn,
-                    ns_of[i],
-                    hashes[i],
-                    memory.content,
-                    memory.category,
-                    memory.tags,
-                    memory.importance,
-                    memory.expanded_keywords,
-                    memory.is_sensitive,
-                    memory.source,
-                    memory.metadata,
-                    HalfVector(vector.vector) if vector is not None else None,
-                    vector.model_id if vector is not None else None,
-                    bool(placeholder_numbers(redacted[i].fields)),
-                    memory.pinned,
-                )
-                # a duplicate's stored twin keeps its own originals; this one's are not kept
-                if not duplicate:
-                    jobs += self._follow_up(new_id, memory.is_sensitive, vector is None, embed_error)
-                    sealed += self._vault.seal(new_id, redacted[i].secrets)
-                results.append(
-                    StoreResult(
-                        id=public_id,
-                        namespace=memory.namespace,
-                        duplicate=duplicate,
-                        embedded=vector is not None,
+        with timing.timed("sql"):  # the INSERT transaction, commit included
+            async with self._db.write.acquire() as conn, conn.transaction():
+                for i, memory in enumerate(cleaned):
+                    vector = vector_of.get(i)
+                    new_id, public_id, duplicate = await _insert(
+                        conn,
+                        ns_of[i],
+                        hashes[i],
+                        memory.content,
+                        memory.category,
+                        memory.tags,
+                        memory.importance,
+                        memory.expanded_keywords,
+                        memory.is_sensitive,
+                        memory.source,
+                        memory.metadata,
+                        HalfVector(vector.vector) if vector is not None else None,
+                        vector.model_id if vector is not None else None,
+                        bool(placeholder_numbers(redacted[i].fields)),
+                        memory.pinned,
                     )
-                )
-            await insert_sealed(conn, sealed)  # the originals commit (or roll back) with their memories
-            await self._jobs.add(conn, jobs)
+                    # a duplicate's stored twin keeps its own originals; this one's are not kept
+                    if not duplicate:
+                        jobs += self._follow_up(new_id, memory.is_sensitive, vector is None, embed_error)
+                        sealed += self._vault.seal(new_id, redacted[i].secrets)
+                    results.append(
+                        StoreResult(
+                            id=public_id,
+                            namespace=memory.namespace,
+                            duplicate=duplicate,
+                            embedded=vector is not None,
+                        )
+                    )
+                await insert_sealed(conn, sealed)  # the originals commit (or roll back) with their memories
+                await self._jobs.add(conn, jobs)
         if jobs:
             self._jobs.wake()
         return results

@@ -31,7 +31,7 @@
 --   common words matches thousands of rows across the table, and reading them all to keep a small
 --   scope's few costs more than intersecting the text index with the namespace's.
 --
--- [per namespace] `unnest(:namespace_ids) ... CROSS JOIN LATERAL (... WHERE m.namespace_id =
+-- [per namespace] `unnest(<scope ids>) ... CROSS JOIN LATERAL (... WHERE m.namespace_id =
 --   scope.namespace_id ... OFFSET 0)`: the in-scope memories read through one index lookup per
 --   namespace. OFFSET 0 keeps each lookup apart: merged into one `namespace_id = ANY(...)` scan, a
 --   generic plan cannot know how few rows that selects and reads the whole table.
@@ -45,6 +45,29 @@
 --   the fanout so that skipping hub concepts still leaves enough, then the fanout strongest
 --   non-hub neighbours.
 WITH
+-- The scope, resolved here rather than by a round trip before: every namespace the caller owns
+-- (:own_names NULL), or the ones named, their own by name and those shared with them by the address
+-- `@owner/name`. Read at every recall, so a share revoked a moment ago is out of scope at once. A
+-- named namespace that is neither yields no row: the caller compares :scope_found with what it
+-- named. `label` is what a hit reports as its namespace.
+in_scope AS MATERIALIZED (
+    SELECT n.id, n.name AS label
+    FROM namespaces n
+    WHERE n.user_id = :user_id::bigint
+      AND (:own_names::text[] IS NULL OR n.name = ANY(:own_names::text[]))
+    UNION ALL
+    SELECT shared.id, '@' || owner.name || '/' || shared.name
+    FROM namespace_shares share
+    JOIN namespaces shared ON shared.id = share.namespace_id
+    JOIN users owner ON owner.id = shared.user_id
+    WHERE share.grantee_id = :user_id::bigint
+      AND (owner.name, shared.name) IN (SELECT * FROM unnest(:share_owners::text[], :share_names::text[]))
+),
+-- In id order: the per-namespace reads cap their candidates in scope order, so one scope always
+-- reads the same way.
+scope_ids AS (
+    SELECT coalesce(array_agg(id ORDER BY id), '{}') AS ids FROM in_scope
+),
 -- The query three ways: strict (all words, websearch syntax); broad (any lexeme, plus expanded
 -- terms), which ranks every OR match; and rare, the broad lexemes the planner statistics do not
 -- call common (NULL when none is left; the same as broad when none is common).
@@ -73,7 +96,7 @@ lexical_strict AS (
               WHERE NOT :small_scope::boolean
                 AND m.search_vector @@ q.strict_q
                 -- [in scope]
-                AND m.namespace_id = ANY(:namespace_ids::bigint[])
+                AND m.namespace_id = ANY((SELECT ids FROM scope_ids)::bigint[])
                 AND m.deleted_at IS NULL
                 AND (m.is_sensitive = false OR :include_sensitive::boolean)
                 AND (NOT :row_filters::boolean OR (
@@ -87,14 +110,14 @@ lexical_strict AS (
              UNION ALL
              (SELECT m.id, m.search_vector
               -- [per namespace]
-              FROM unnest(:namespace_ids::bigint[]) AS scope (namespace_id)
+              FROM unnest((SELECT ids FROM scope_ids)) AS scope (namespace_id)
               CROSS JOIN LATERAL (
                   SELECT m.id, m.search_vector
                   FROM memories m
                   WHERE m.namespace_id = scope.namespace_id
                     AND m.search_vector @@ q.strict_q
                     -- [in scope]
-                    AND m.namespace_id = ANY(:namespace_ids::bigint[])
+                    AND m.namespace_id = ANY((SELECT ids FROM scope_ids)::bigint[])
                     AND m.deleted_at IS NULL
                     AND (m.is_sensitive = false OR :include_sensitive::boolean)
                     AND (NOT :row_filters::boolean OR (
@@ -125,7 +148,7 @@ lexical_rare AS (
               WHERE NOT :small_scope::boolean
                 AND m.search_vector @@ q.rare_q
                 -- [in scope]
-                AND m.namespace_id = ANY(:namespace_ids::bigint[])
+                AND m.namespace_id = ANY((SELECT ids FROM scope_ids)::bigint[])
                 AND m.deleted_at IS NULL
                 AND (m.is_sensitive = false OR :include_sensitive::boolean)
                 AND (NOT :row_filters::boolean OR (
@@ -139,14 +162,14 @@ lexical_rare AS (
              UNION ALL
              (SELECT m.id, m.search_vector
               -- [per namespace]
-              FROM unnest(:namespace_ids::bigint[]) AS scope (namespace_id)
+              FROM unnest((SELECT ids FROM scope_ids)) AS scope (namespace_id)
               CROSS JOIN LATERAL (
                   SELECT m.id, m.search_vector
                   FROM memories m
                   WHERE m.namespace_id = scope.namespace_id
                     AND m.search_vector @@ q.rare_q
                     -- [in scope]
-                    AND m.namespace_id = ANY(:namespace_ids::bigint[])
+                    AND m.namespace_id = ANY((SELECT ids FROM scope_ids)::bigint[])
                     AND m.deleted_at IS NULL
                     AND (m.is_sensitive = false OR :include_sensitive::boolean)
                     AND (NOT :row_filters::boolean OR (
@@ -177,7 +200,7 @@ lexical_any AS (
               WHERE NOT :small_scope::boolean
                 AND m.search_vector @@ q.broad_q
                 -- [in scope]
-                AND m.namespace_id = ANY(:namespace_ids::bigint[])
+                AND m.namespace_id = ANY((SELECT ids FROM scope_ids)::bigint[])
                 AND m.deleted_at IS NULL
                 AND (m.is_sensitive = false OR :include_sensitive::boolean)
                 AND (NOT :row_filters::boolean OR (
@@ -191,14 +214,14 @@ lexical_any AS (
              UNION ALL
              (SELECT m.id, m.search_vector
               -- [per namespace]
-              FROM unnest(:namespace_ids::bigint[]) AS scope (namespace_id)
+              FROM unnest((SELECT ids FROM scope_ids)) AS scope (namespace_id)
               CROSS JOIN LATERAL (
                   SELECT m.id, m.search_vector
                   FROM memories m
                   WHERE m.namespace_id = scope.namespace_id
                     AND m.search_vector @@ q.broad_q
                     -- [in scope]
-                    AND m.namespace_id = ANY(:namespace_ids::bigint[])
+                    AND m.namespace_id = ANY((SELECT ids FROM scope_ids)::bigint[])
                     AND m.deleted_at IS NULL
                     AND (m.is_sensitive = false OR :include_sensitive::boolean)
                     AND (NOT :row_filters::boolean OR (
@@ -244,7 +267,7 @@ dense_ann AS (
       AND m.embedding IS NOT NULL
       AND m.embedding_model = :embedding_model::text
       -- [in scope]
-      AND m.namespace_id = ANY(:namespace_ids::bigint[])
+      AND m.namespace_id = ANY((SELECT ids FROM scope_ids)::bigint[])
       AND m.deleted_at IS NULL
       AND (m.is_sensitive = false OR :include_sensitive::boolean)
       AND (NOT :row_filters::boolean OR (
@@ -263,7 +286,7 @@ dense_ann AS (
 dense_exact AS (
     SELECT m.id, m.distance
     -- [per namespace]
-    FROM unnest(:namespace_ids::bigint[]) AS scope (namespace_id)
+    FROM unnest((SELECT ids FROM scope_ids)) AS scope (namespace_id)
     CROSS JOIN LATERAL (
         SELECT m.id, m.embedding <=> :query_vec::halfvec AS distance
         FROM memories m
@@ -271,7 +294,7 @@ dense_exact AS (
           AND m.embedding IS NOT NULL
           AND m.embedding_model = :embedding_model::text
           -- [in scope]
-          AND m.namespace_id = ANY(:namespace_ids::bigint[])
+          AND m.namespace_id = ANY((SELECT ids FROM scope_ids)::bigint[])
           AND m.deleted_at IS NULL
           AND (m.is_sensitive = false OR :include_sensitive::boolean)
           AND (NOT :row_filters::boolean OR (
@@ -322,7 +345,7 @@ graph_scope AS (
                AS hub_ceiling,
            greatest(2, :graph_feedback_max_fraction::float8 * graph_memories) AS feedback_ceiling
     FROM namespaces
-    WHERE id = ANY(:namespace_ids::bigint[])
+    WHERE id = ANY((SELECT ids FROM scope_ids)::bigint[])
       AND :w_graph::float8 > 0  -- [leg switch]
 ),
 -- The concepts of the first-stage hits, each activated by the hits that mention it (a hit counts by
@@ -477,7 +500,7 @@ graph_scored AS (
               SELECT 1 FROM memories m
               WHERE m.id = mc.memory_id
                 -- [in scope]
-                AND m.namespace_id = ANY(:namespace_ids::bigint[])
+                AND m.namespace_id = ANY((SELECT ids FROM scope_ids)::bigint[])
                 AND m.deleted_at IS NULL
                 AND (m.is_sensitive = false OR :include_sensitive::boolean)
                 AND (NOT :row_filters::boolean OR (
@@ -529,14 +552,15 @@ ranked AS (
     ORDER BY final_score DESC, f.id
     LIMIT :limit
 )
--- A hit's namespace is named as the caller calls it, from the names resolved with the scope: its
--- name when it is theirs, `@owner/name` when it is shared with them. Its id is the public one (the
--- identity, a counter shared by every tenant, stays internal: it still breaks ties above).
+-- A hit's namespace is named as the caller calls it (`in_scope.label`): its name when it is theirs,
+-- `@owner/name` when it is shared with them. Its id is the public one (the identity, a counter
+-- shared by every tenant, stays internal: it still breaks ties above).
 SELECT m.public_id AS id,
-       (:namespace_names::text[])[array_position(:namespace_ids::bigint[], m.namespace_id)] AS namespace,
+       (SELECT s.label FROM in_scope s WHERE s.id = m.namespace_id) AS namespace,
        m.content, m.category, m.tags, m.importance, m.is_sensitive,
        m.created_at, m.kind, m.expires_at, r.id AS memory_id, r.lexical_rank, r.lexical_score, r.dense_rank, r.dense_distance,
-       r.graph_rank, r.graph_path, r.fused_score, r.final_score
+       r.graph_rank, r.graph_path, r.fused_score, r.final_score,
+       (SELECT count(*) FROM in_scope) AS scope_found
 FROM ranked r
 -- [by id]
 CROSS JOIN LATERAL (SELECT * FROM memories WHERE id = r.id OFFSET 0) m

@@ -21,7 +21,7 @@ from app.embeddings import Embedder, EmbeddingError, Vector
 from app.errors import InvalidInput
 from app.graph import query_concept_names
 from app.graph.settings import GraphSettings
-from app.namespaces import Namespace, resolve_scope, validate_namespace_name
+from app.namespaces import resolve_scope, shared_address, validate_namespace_name
 from app.recall.legs import LegPlan
 from app.recall.lexemes import CommonLexemes
 from app.recall.schemas import (
@@ -40,6 +40,8 @@ log = logging.getLogger(__name__)
 
 # The lexical-only retry after a statement timeout needs this much of the request's time left.
 MIN_FALLBACK_S = 0.05
+MAX_SCOPES = 10_000
+"""Scopes whose namespaces are remembered for their size at most; past it they are read afresh."""
 
 
 def set_local_sql(settings: RecallSettings, statement_timeout_ms: int | None = None) -> str:
@@ -85,6 +87,7 @@ class RecallService:
         self._metrics = metrics or RecallMetrics()
         self._set_local = set_local_sql(settings)
         self._scope_sizes = ScopeSizes(settings.exact_scan_below, settings.scope_size_ttl_s)
+        self._scope_ids: dict[tuple[int, tuple[str, ...] | None], tuple[float, list[int]]] = {}
         self._common_lexemes = CommonLexemes(settings.common_lexeme_fraction, settings.common_lexemes_ttl_s)
 
     async def _embed_query(self, query: str, plan: LegPlan) -> tuple[Vector | None, LegPlan]:
@@ -122,27 +125,27 @@ class RecallService:
             else None
         )
         plan = LegPlan.for_request(request.weights, self._settings, self._graph)
-        # The model works in its thread while this one opens the transaction and resolves the scope.
+        # The model works in its thread while this one opens the transaction.
         embedding = asyncio.ensure_future(self._embed_query(request.query, plan))
-        scope: tuple[list[Namespace], bool, list[str]] | None = None  # set once the statement is about to run
+        scope: tuple[bool, list[str]] | None = None  # set once the statement is about to run
         legs: dict[str, str] | None = None
         try:
             began = time.perf_counter()
             async with self._db.read.acquire() as conn, read_only_transaction(conn, self._set_local_now()):
                 timing.record("begin", (time.perf_counter() - began) * 1000.0)  # acquire, BEGIN, SET LOCALs
-                # In id order: the per-namespace reads cap their candidates in scope order, so one
-                # scope always reads the same way. Resolved here, at every request: a revoked share
-                # is out of scope at once.
+                # The statement resolves the scope itself; these two are cached, a round trip only
+                # when stale (and the first recall of a scope also answers 404 for a name not found).
                 with timing.timed("scope"):
-                    namespaces = sorted(await resolve_scope(conn, user_id, names), key=lambda ns: ns.id)
-                    small_scope = await self._scope_sizes.is_small(conn, [ns.id for ns in namespaces])
+                    small_scope = await self._scope_is_small(conn, user_id, names)
                     common_lexemes = await self._common_lexemes.get(conn)
                 with timing.timed("embed-wait"):  # the part of the embedding the steps above did not hide
                     query_vec, plan = await embedding
-                args = self._args(request, tags, plan, query_vec, namespaces, small_scope, common_lexemes)
-                scope = (namespaces, small_scope, common_lexemes)
+                args = self._args(request, user_id, names, tags, plan, query_vec, small_scope, common_lexemes)
+                scope = (small_scope, common_lexemes)
                 with timing.timed("sql"):
                     rows = await conn.fetch(recall_statement(), *args.values())
+                if names is not None and (not rows or rows[0]["scope_found"] < len(names)):
+                    await resolve_scope(conn, user_id, names)  # 404 naming what the statement did not find
                 ended = time.perf_counter()
             timing.record("commit", (time.perf_counter() - ended) * 1000.0)
         except asyncpg.QueryCanceledError:
@@ -150,9 +153,9 @@ class RecallService:
             if fallback is None or scope is None:
                 raise  # nothing cheaper to fall back on, or no time left for it: 503
             log.warning("recall statement hit its statement_timeout; answering from the lexical leg alone")
-            namespaces, small_scope, common_lexemes = scope
+            small_scope, common_lexemes = scope
             lexical, legs = fallback
-            args = self._args(request, tags, lexical, None, namespaces, small_scope, common_lexemes)
+            args = self._args(request, user_id, names, tags, lexical, None, small_scope, common_lexemes)
             async with self._db.read.acquire() as conn, read_only_transaction(conn, self._set_local_now()):
                 rows = await conn.fetch(recall_statement(), *args.values())
             plan = lexical
@@ -211,27 +214,46 @@ class RecallService:
         why = "unavailable: statement timeout"
         return lexical, {**plan.legs, **dict.fromkeys(dropped, why)}
 
+    async def _scope_is_small(self, conn: asyncpg.Connection, user_id: int, names: list[str] | None) -> bool:
+        """Whether the scope `names` (None: all the user's own) is small (`ScopeSizes`), from which
+        namespaces it held at most `scope_size_ttl_s` ago: what is in scope now, the statement
+        reads itself; which way to read it may lag behind (both ways find the same memories)."""
+        key = (user_id, None if names is None else tuple(names))
+        now = time.monotonic()
+        held = self._scope_ids.get(key)
+        if held is None or now - held[0] > self._settings.scope_size_ttl_s:
+            if len(self._scope_ids) >= MAX_SCOPES:
+                self._scope_ids.clear()
+            held = (now, [ns.id for ns in await resolve_scope(conn, user_id, names)])
+            self._scope_ids[key] = held
+        return await self._scope_sizes.is_small(conn, held[1])
+
     def _args(
         self,
         request: RecallRequest,
+        user_id: int,
+        names: list[str] | None,
         tags: list[str] | None,
         plan: LegPlan,
         query_vec: Vector | None,
-        namespaces: list[Namespace],
         small_scope: bool,
         common_lexemes: list[str],
     ) -> RecallArgs:
         filters, graph, weights = request.filters, self._graph, plan.weights
+        shared = [address for name in names or () if (address := shared_address(name)) is not None]
         # both kinds is no filter at all: the statement then skips the row filters (:row_filters)
         kinds: list[str] | None = (
             list(filters.kinds) if filters.kinds and len(set(filters.kinds)) < 2 else None
         )
         return RecallArgs(
+            user_id=user_id,
+            own_names=None if names is None else [name for name in names if shared_address(name) is None],
+            share_owners=[owner for owner, _ in shared],
+            share_names=[name for _, name in shared],
             query=request.query,
             common_lexemes=common_lexemes,
             expanded_query=request.expanded_query,
             small_scope=small_scope,
-            namespace_ids=[ns.id for ns in namespaces],
             include_sensitive=filters.include_sensitive,
             category=filters.category,
             tags=tags,
@@ -265,7 +287,6 @@ class RecallService:
             score_fusion=self._settings.fusion == "scores",
             importance_prior=self._settings.importance_prior,
             limit=request.limit,
-            namespace_names=[ns.name for ns in namespaces],
             sort=request.sort,
         )
 

@@ -19,11 +19,14 @@ Sort = Literal["relevance", "importance", "recency"]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RecallArgs:
+    user_id: int  # whose namespaces are in scope (the authenticated caller, never user text)
+    own_names: list[str] | None  # the caller's own namespaces named; None for all of them
+    share_owners: list[str]  # namespaces shared with the caller, named `@owner/name`: the owners
+    share_names: list[str]  # ... and the names, pairwise
     query: str  # parsed by websearch_to_tsquery: user text can never be a syntax error
     common_lexemes: list[str]  # too common to pick OR-tier candidates (pg_stats, cached)
     expanded_query: str | None  # extra lexical terms, OR-ed in when broadening
     small_scope: bool  # read the scope through its namespaces' index, dense leg exact
-    namespace_ids: list[int]  # the caller's namespaces in scope (resolved, never user text)
     include_sensitive: bool
     row_filters: bool = field(init=False)  # any of the five row filters below is set
     category: str | None
@@ -58,7 +61,6 @@ class RecallArgs:
     score_fusion: bool  # fuse min-max normalised leg scores instead of ranks (RRF)
     importance_prior: float
     limit: int
-    namespace_names: list[str]  # what the caller calls each of namespace_ids (`@owner/name` if shared)
     sort: Sort
 
     def __post_init__(self) -> None:
@@ -68,8 +70,8 @@ class RecallArgs:
         object.__setattr__(self, "row_filters", any(value is not None for value in filtering))
         if self.query_vec is None and (self.w_dense > 0 or self.graph_seed_neighbors > 0):
             raise ValueError("the dense leg and concept-embedding seeds need a query vector")
-        if len(self.namespace_names) != len(self.namespace_ids):
-            raise ValueError("every namespace in scope needs the name it is shown by, and only those")
+        if len(self.share_owners) != len(self.share_names):
+            raise ValueError("every shared namespace named needs its owner, and only those")
 
     def values(self) -> tuple[object, ...]:
         """The arguments in `$n` order, for `conn.fetch(statement, *args.values())`."""
