@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from app.bench.corpus import SyntheticMemory
+from app.bench.ingest.hosted import stand_in_vector
 from app.bench.ingest.jobs import JobRow, JobWatch
 from app.bench.ingest.load import StoreSample, batch_bodies
 from app.bench.ingest.split import SPLIT_COLUMNS, STORE_PHASES, phase_split, request_split
@@ -148,3 +149,24 @@ def test_a_tiny_run_accounts_for_every_memory_job_and_phase(tmp_path: Path) -> N
     ]
     assert "memoria bench ingest: 200 of 200 memories accepted" in result.output
     assert "graph indexing (worker)" in result.output and "load average" in result.output
+
+
+@pytest.mark.e2e
+def test_with_the_hosted_stand_in_the_server_embeds_over_http_and_stores_every_vector(tmp_path: Path) -> None:
+    out = tmp_path / "hosted.json"
+    sentences = write_sentences(tmp_path / "sentences.txt")
+    args = ["bench", "ingest", "--memories", "100", "--batch", "50", "--warmup-batches", "0"]
+    args += ["--hosted-embedder-ms", "5", "--sentences", str(sentences), "--json", str(out)]
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert report["served"]["embeddings"] == "hosted stand-in answering after 5 ms"
+    assert report["options"]["hosted_embedder_ms"] == 5
+    assert report["memories"]["accepted"] == report["stored"]["embedded"] == 100
+    assert report["jobs"]["drained"] and report["jobs"]["left"]["failed"] == 0
+
+
+def test_the_stand_in_answers_unit_vectors_that_depend_on_the_text_alone() -> None:
+    first, again, other = (stand_in_vector(t, 384) for t in ("a", "a", "b"))
+    assert first == again and first != other
+    assert sum(x * x for x in first) == pytest.approx(1.0)

@@ -476,6 +476,12 @@ def capture(
     show_default=True,
     help="How often the jobs table is read (the resolution of the job figures).",
 )
+@click.option(
+    "--hosted-embedder-ms",
+    type=click.FloatRange(min=0),
+    help="Embed through a stand-in hosted embedding API on 127.0.0.1 that answers after this many ms "
+    "(as in production, where the model runs elsewhere); default: the server's own embedder.",
+)
 @SENTENCES_OPTION
 @JSON_OPTION
 @click.option("--check", is_flag=True, help="Exit 1 when a target is missed.")
@@ -487,6 +493,7 @@ def ingest(
     warmup_batches: int,
     drain_timeout: float,
     poll_ms: float,
+    hosted_embedder_ms: float | None,
     sentences: Path | None,
     json_out: Path | None,
     check: bool,
@@ -503,7 +510,9 @@ def ingest(
         "concept embeddings": settings.graph.concept_embeddings,
         "jobs.workers": settings.jobs.workers,
         "jobs.batch_size": settings.jobs.batch_size,
-        "embeddings": f"{settings.embeddings.provider}/{settings.embeddings.local_runtime}",
+        "embeddings": f"{settings.embeddings.provider}/{settings.embeddings.local_runtime}"
+        if hosted_embedder_ms is None
+        else f"hosted stand-in answering after {hosted_embedder_ms:g} ms",
     }
     options = IngestOptions(
         sentences=_corpus(sentences),
@@ -515,6 +524,8 @@ def ingest(
         drain_timeout_s=drain_timeout,
         poll_s=poll_ms / 1000.0,
         served=served,
+        hosted_embedder_ms=hosted_embedder_ms,
+        dimension=settings.embeddings.resolved_dimension,
     )
     report = _on_scratch_database(
         lambda url: bench_ingest(url, options, Console(stderr=True)), print_report, json_out

@@ -166,6 +166,33 @@ def _json(value: Any) -> str:
     return msgspec.json.encode(value).decode()
 
 
+def _memory_columns(
+    ns_of: Sequence[int],
+    hashes: Sequence[bytes],
+    cleaned: Sequence[MemoryIn],
+    redacted: Sequence[RedactedFields],
+    vector_of: dict[int, Embedded],
+) -> tuple[list[Any], ...]:
+    """INSERT_MEMORIES' parameters: one list per column, one element per memory."""
+    vectors = [vector_of.get(i) for i in range(len(cleaned))]
+    return (
+        list(ns_of),
+        list(hashes),
+        [m.content for m in cleaned],
+        [m.category for m in cleaned],
+        [_json(m.tags) for m in cleaned],
+        [m.importance for m in cleaned],
+        [m.expanded_keywords for m in cleaned],
+        [m.is_sensitive for m in cleaned],
+        [m.source for m in cleaned],
+        [m.metadata for m in cleaned],
+        [HalfVector(v.vector) if v is not None else None for v in vectors],
+        [v.model_id if v is not None else None for v in vectors],
+        [bool(placeholder_numbers(r.fields)) for r in redacted],
+        [m.pinned for m in cleaned],
+    )
+
+
 def _episode_columns(
     ns_of: Sequence[int],
     hashes: Sequence[bytes],
@@ -295,25 +322,34 @@ class MemoryService:
         sealed: list[SealedSecret] = []
         with timing.timed("sql"):  # the INSERT transaction, commit included
             async with self._db.write.acquire() as conn, conn.transaction():
+                columns = _memory_columns(ns_of, hashes, cleaned, redacted, vector_of)
+                inserted = {
+                    (row["namespace_id"], bytes(row["content_hash"])): (row["id"], row["public_id"])
+                    for row in await conn.fetch(sql.INSERT_MEMORIES, *columns)
+                }
                 for i, memory in enumerate(cleaned):
                     vector = vector_of.get(i)
-                    new_id, public_id, duplicate = await _insert(
-                        conn,
-                        ns_of[i],
-                        hashes[i],
-                        memory.content,
-                        memory.category,
-                        memory.tags,
-                        memory.importance,
-                        memory.expanded_keywords,
-                        memory.is_sensitive,
-                        memory.source,
-                        memory.metadata,
-                        HalfVector(vector.vector) if vector is not None else None,
-                        vector.model_id if vector is not None else None,
-                        bool(placeholder_numbers(redacted[i].fields)),
-                        memory.pinned,
-                    )
+                    ids = inserted.pop((ns_of[i], hashes[i]), None)  # the first of a content given twice
+                    if ids is not None:
+                        (new_id, public_id), duplicate = ids, False
+                    else:  # left out by the batch: its live twin, or inserted alone (public id drawn twice)
+                        new_id, public_id, duplicate = await _insert(
+                            conn,
+                            ns_of[i],
+                            hashes[i],
+                            memory.content,
+                            memory.category,
+                            memory.tags,
+                            memory.importance,
+                            memory.expanded_keywords,
+                            memory.is_sensitive,
+                            memory.source,
+                            memory.metadata,
+                            columns[10][i],
+                            columns[11][i],
+                            columns[12][i],
+                            memory.pinned,
+                        )
                     # a duplicate's stored twin keeps its own originals; this one's are not kept
                     if not duplicate:
                         jobs += self._follow_up(new_id, memory.is_sensitive, vector is None, embed_error)

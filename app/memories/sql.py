@@ -37,6 +37,30 @@ ON CONFLICT DO NOTHING
 RETURNING id, public_id
 """
 
+# A stored batch in one statement: one round trip instead of one per memory (100 of them made a
+# batch's INSERT transaction 1.7 ms a memory). DO NOTHING covers every unique index, as for one
+# memory: a row left out (a content the namespace holds live, one given twice in the batch, a public
+# id drawn twice) is inserted again alone by INSERT_MEMORY, which tells which it was. Each row's
+# tags come as JSON text ($5): an array of arrays would be read as a 2-D array.
+INSERT_MEMORIES = """
+INSERT INTO memories (
+    namespace_id, content_hash, content, category, tags, importance, expanded_keywords,
+    is_sensitive, source, metadata, embedding, embedding_model, has_secrets, pinned
+)
+SELECT m.namespace_id, m.content_hash, m.content, m.category,
+       ARRAY(SELECT jsonb_array_elements_text(m.tags::jsonb)), m.importance, m.expanded_keywords,
+       m.is_sensitive, m.source, m.metadata, m.embedding, m.embedding_model, m.has_secrets, m.pinned
+FROM unnest(
+    $1::bigint[], $2::bytea[], $3::text[], $4::text[], $5::text[], $6::real[], $7::text[],
+    $8::bool[], $9::text[], $10::jsonb[], $11::halfvec[], $12::text[], $13::bool[], $14::bool[]
+) AS m (
+    namespace_id, content_hash, content, category, tags, importance, expanded_keywords,
+    is_sensitive, source, metadata, embedding, embedding_model, has_secrets, pinned
+)
+ON CONFLICT DO NOTHING
+RETURNING id, public_id, namespace_id, content_hash
+"""
+
 # Captured episodes, a whole batch in one statement (no vectors: the embedding job computes them).
 # DO NOTHING again covers every unique index: a row left out is a capture key the namespace holds
 # already (CAPTURED finds it, deleted or not), a content it holds live (LIVE_BY_HASHES), or a

@@ -21,6 +21,10 @@ class IngestOptions:
     drain_timeout_s: float = 600.0  # how long the queue may take to empty after the last store
     poll_s: float = 0.05  # how often the jobs table is read (the resolution of the job figures)
     seed: int = 29
+    hosted_embedder_ms: float | None = None
+    """Embed through a stand-in hosted API answering after this many ms (`hosted.py`); None: the
+    served process's own embedder (the local model by default)."""
+    dimension: int = 384  # the scratch database's, which the stand-in's vectors must match
     served: dict[str, Any] = field(default_factory=dict)
     """The settings the served process runs with (graph, jobs, embeddings), for the report only:
     the benchmark never reads the environment, the command reads them and passes them here."""

@@ -14,6 +14,8 @@ import asyncio
 import os
 import time
 from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import asyncpg
@@ -22,6 +24,7 @@ from rich.console import Console
 
 from app.auth.service import create_key
 from app.bench.corpus import generate_memories, load_pool
+from app.bench.ingest.hosted import hosted_embedder
 from app.bench.ingest.jobs import JobWatch, job_ids_drawn, read_queue, wait_drained, watch_queue
 from app.bench.ingest.load import StoreRun, batch_bodies, store_batches
 from app.bench.ingest.options import TARGET_PER_S, IngestOptions
@@ -59,6 +62,16 @@ async def _key(url: str) -> str:
         return (await create_key(conn, USER, label="bench ingest")).key
     finally:
         await conn.close()
+
+
+@asynccontextmanager
+async def _embedder_env(options: IngestOptions) -> AsyncIterator[dict[str, str]]:
+    """The served process's embedder: its own (no change), or the hosted stand-in while it runs."""
+    if options.hosted_embedder_ms is None:
+        yield {}
+        return
+    with hosted_embedder(options.dimension, options.hosted_embedder_ms) as env:
+        yield env
 
 
 def _refuse_errors(run: StoreRun, what: str) -> None:
@@ -112,7 +125,8 @@ async def bench_ingest(url: str, options: IngestOptions, console: Console) -> di
     reader, watcher_conn = await asyncpg.connect(url), await asyncpg.connect(url)
     try:
         async with (
-            served_api(url) as base,
+            _embedder_env(options) as embedder_env,
+            served_api(url, embedder_env) as base,
             httpx.AsyncClient(base_url=base, headers=headers, limits=limits) as client,
         ):
             if warm:
@@ -176,6 +190,7 @@ def _report(
             "namespaces": options.namespaces,
             "warmup_batches": options.warmup_batches,
             "poll_ms": round(options.poll_s * 1000.0, 1),
+            "hosted_embedder_ms": options.hosted_embedder_ms,
             "sentences": str(options.sentences),
         },
         "served": options.served,
