@@ -4,7 +4,7 @@
 limit, and notes the key's last use, in one round trip (`sql.AUTHENTICATE`), as the bare key lookup
 did before. The buckets live in PostgreSQL, so every replica counts against the same limits. A key
 verified a moment ago is trusted without asking again (`app.auth.key_cache`): its requests are then
-taken from its bucket a lease at a time (`sql.LEASE`), most requests make no round trip at all.
+taken from its bucket a lease at a time (`sql.LEASE`): most requests make no round trip at all.
 `Gate.sweep_if_due` deletes idle buckets now and then, inline and bounded, so the table does not
 grow with every key and address ever seen.
 """

@@ -81,8 +81,8 @@ def serve(host: str | None, port: int | None, no_migrate: bool, shutdown_timeout
                 port=port if port is not None else settings.server.port,
                 log_level=settings.server.log_level,
                 lifespan="on",
-                loop="uvloop",  # the C event loop and HTTP parser: at concurrency 8 the pure-Python
-                http="httptools",  # ones took a large share of the one core the API process gets
+                loop="uvloop",  # the C event loop and HTTP parser; the fallbacks (asyncio's loop,
+                http="httptools",  # h11) are slower Python, on the recall hot path
                 timeout_graceful_shutdown=(
                     shutdown_timeout if shutdown_timeout is not None else settings.server.shutdown_timeout_s
                 ),
