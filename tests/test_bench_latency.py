@@ -19,6 +19,7 @@ from rich.console import Console
 from app.auth.service import create_user
 from app.bench.config import BenchConfig
 from app.bench.corpus import generate_memories, load_pool
+from app.bench.latency.bulk import INDEXES, bulk_store
 from app.bench.latency.http import SPLIT_COLUMNS, request_body
 from app.bench.latency.load import index_concepts, memory_in, store_corpus
 from app.bench.latency.schedule import QueryFeed, blocks, paired_blocks
@@ -172,6 +173,45 @@ async def test_a_cut_off_load_resumes_and_a_full_one_is_skipped(
         ] == 0
     finally:
         await db.close()
+
+
+async def test_a_bulk_load_resumes_writes_the_store_paths_rows_and_rebuilds_the_indexes(
+    tmp_path: Path, settings: Settings, embedder: LocalEmbedder, conn: Any
+) -> None:
+    pool = load_pool(write_sentences(tmp_path / "sentences.txt"))
+    memories = list(generate_memories(pool, 250, namespaces=3))
+    user_id = await create_user(conn, "bench")
+    db = await create_database(settings.database.url or "", settings.database)
+    console = Console(file=io.StringIO())
+    try:
+        await MemoryService(db, embedder, settings.memories).store(
+            user_id, [memory_in(m) for m in memories[:100]]
+        )  # an earlier run stored these, then stopped
+        loaded = await bulk_store(db, embedder, settings.memories, user_id, memories, console, rebuild_at=100)
+        assert loaded["stored_now"] == 150 and loaded["indexes_rebuilt"]
+        again = await bulk_store(db, embedder, settings.memories, user_id, memories, console, rebuild_at=100)
+        assert again["stored_now"] == 0
+    finally:
+        await db.close()
+    # the rows the store route writes: every memory once, embedded by the model, hashed the same way
+    rows = await conn.fetch(
+        "SELECT content, content_hash = sha256(convert_to(content, 'UTF8')) AS hashed, embedding_model "
+        "FROM memories ORDER BY id"
+    )
+    assert [r["content"] for r in rows] == [m.content for m in memories]
+    assert all(r["hashed"] for r in rows) and {r["embedding_model"] for r in rows} == {embedder.model_id}
+    # the indexes are back, as the migrations create them, and answer queries
+    defined = {r["indexname"]: r["indexdef"] for r in await conn.fetch("SELECT * FROM pg_indexes")}
+    schema = (Path(__file__).parents[1] / "migrations" / "schema.sql").read_text()
+    for name, definition in INDEXES.items():
+        # pg_indexes names the schema only when it is off the search path
+        assert defined[name].replace("public.", "") == definition.replace("public.", "")
+        assert f"{definition};" in schema
+    hits = await conn.fetchval(
+        "SELECT count(*) FROM memories WHERE search_vector @@ plainto_tsquery('english', $1)",
+        memories[-1].content,
+    )
+    assert hits >= 1
 
 
 @pytest.mark.e2e

@@ -200,6 +200,12 @@ def quality(data: Path, corpus: str | None, json_out: Path | None, graph_weights
     help="Also extract the concept graph, as the store route does (slow on big corpora).",
 )
 @click.option(
+    "--bulk",
+    is_flag=True,
+    help="Load with COPY: the store path's checks, the model in large batches, the vector and text "
+    "indexes built after a big load (for a million memories); concepts as the store route indexes them.",
+)
+@click.option(
     "--cache-warmup",
     type=click.IntRange(min=0),
     default=300,
@@ -217,6 +223,7 @@ def latency(
     hnsw_queries: int,
     sentences: Path | None,
     concepts: bool,
+    bulk: bool,
     cache_warmup: int,
     show_plans: bool,
     json_out: Path | None,
@@ -240,6 +247,7 @@ def latency(
         hnsw_queries=hnsw_queries,
         sentences=corpus,
         concepts=concepts,
+        bulk=bulk,
         cache_warmup=cache_warmup,
     )
     settings = config.settings()

@@ -298,7 +298,7 @@ class MemoryService:
         # Server-Timing phases (when on): prepare (checks, redaction), lookup (namespaces, duplicate
         # hashes), embed, sql (the INSERT transaction); they follow one another on the request's path.
         with timing.timed("prepare"):
-            cleaned, redacted = self._prepare(items)
+            cleaned, redacted = self.prepare(items)
             hashes = [content_hash(m.content) for m in cleaned]
 
         with timing.timed("lookup"):
@@ -368,7 +368,7 @@ class MemoryService:
             self._jobs.wake()
         return results
 
-    def _prepare(self, items: Sequence[MemoryIn]) -> tuple[list[MemoryIn], list[RedactedFields]]:
+    def prepare(self, items: Sequence[MemoryIn]) -> tuple[list[MemoryIn], list[RedactedFields]]:
         """Every write's checks, then credential redaction: only redacted text goes further (hash,
         embedding, storage, and so every reader). Returns the cleaned items and their redactions."""
         many = len(items) > 1
@@ -393,7 +393,7 @@ class MemoryService:
             return []
         # Credential detection over up to a request body of text is CPU work (~1 ms per exchange):
         # off the event loop, so prompt hooks and recalls arriving meanwhile are not held behind it.
-        cleaned, redacted = await asyncio.to_thread(self._prepare, [e.memory for e in episodes])
+        cleaned, redacted = await asyncio.to_thread(self.prepare, [e.memory for e in episodes])
         hashes = [content_hash(m.content) for m in cleaned]
         keys = [e.capture_key for e in episodes]
         async with self._db.write.acquire() as conn, conn.transaction():

@@ -33,6 +33,7 @@ from app.memories.service import MemoryService
 from app.memories.settings import MemorySettings
 
 BATCH = 100
+BUILD_TIMEOUT_S = 6 * 3600.0  # VACUUM and ANALYZE of a million rows outlast the pool's 10 s command timeout
 LOAD_WORKERS = 2  # one batch embeds while the other inserts
 
 
@@ -83,7 +84,7 @@ async def store_corpus(
         await asyncio.gather(*(worker() for _ in range(LOAD_WORKERS)))
     seconds = time.perf_counter() - began
     # Planner statistics and the visibility map, as autovacuum would leave them on a live system.
-    await db.write.execute("VACUUM (ANALYZE) memories")
+    await db.write.execute("VACUUM (ANALYZE) memories", timeout=BUILD_TIMEOUT_S)
     return {"stored_now": stored, "seconds": round(seconds, 1), "per_second": round(stored / seconds, 1)}
 
 
@@ -121,7 +122,9 @@ async def index_concepts(
             if not console.is_terminal and (start // BATCH) % 50 == 0:
                 console.print(f"indexed concepts of {start + BATCH:,} of {len(ids):,} memories")
     seconds = time.perf_counter() - began
-    await db.write.execute("ANALYZE concepts, memory_concepts, concept_edges, namespaces")
+    await db.write.execute(
+        "ANALYZE concepts, memory_concepts, concept_edges, namespaces", timeout=BUILD_TIMEOUT_S
+    )
     return {
         "indexed_now": len(ids),
         "seconds": round(seconds, 1),

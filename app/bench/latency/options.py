@@ -23,4 +23,5 @@ class LatencyOptions:
     hnsw_queries: int = 1000
     sentences: Path = DEFAULT_SENTENCES
     concepts: bool = False  # extract the concept graph too (slow: see `load.index_concepts`)
+    bulk: bool = False  # load with COPY and build the indexes after (`bulk.bulk_store`)
     cache_warmup: int = CACHE_WARMUP  # untimed recalls per scope first

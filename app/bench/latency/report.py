@@ -35,6 +35,24 @@ def print_report(report: dict[str, Any], console: Console, show_plans: bool = Fa
             console.print(worst["text"], markup=False, highlight=False)
 
 
+def _load_line(report: dict[str, Any]) -> str:
+    """What loading took now (0 s when the data directory held the corpus already) and the sizes."""
+    load, sizes = report.get("load", {}), report["corpus"].get("sizes", {})
+    way = (
+        "COPY, indexes built after"
+        if load.get("indexes_rebuilt")
+        else "COPY"
+        if load.get("bulk")
+        else "store path"
+    )
+    mb = {name: (sizes.get(name) or 0) / 2**20 for name in ("table_bytes", "hnsw_bytes", "text_index_bytes")}
+    return (
+        f"loaded now: {load.get('stored_now', 0):,} memories in {load.get('seconds', 0.0):,.0f} s ({way}); "
+        f"table {mb['table_bytes']:,.0f} MB, HNSW {mb['hnsw_bytes']:,.0f} MB, "
+        f"text index {mb['text_index_bytes']:,.0f} MB"
+    )
+
+
 def _latency_table(report: dict[str, Any]) -> Table:
     recall = report["settings"]
     machine = report["machine"]
@@ -44,7 +62,7 @@ def _latency_table(report: dict[str, Any]) -> Table:
         caption=(
             f"ef_search {recall['ef_search']}, iterative_scan {recall['iterative_scan']}, leg_depth "
             f"{recall['leg_depth']}, limit 10; load average {machine['loadavg_start'][0]:.2f} → "
-            f"{machine['loadavg_end'][0]:.2f} on {machine['cpus']} CPUs"
+            f"{machine['loadavg_end'][0]:.2f} on {machine['cpus']} CPUs\n{_load_line(report)}"
         ),
     )
     for column in ("path", "scope", "conc.", "mode", "n", "p50", "p95", "p99", "mean", "req/s"):

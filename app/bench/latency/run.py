@@ -9,6 +9,7 @@ from rich.console import Console
 
 from app.bench.config import BenchConfig
 from app.bench.corpus import generate_memories, load_pool, make_queries
+from app.bench.latency.bulk import bulk_store
 from app.bench.latency.explain import explain_profile
 from app.bench.latency.hnsw import hnsw_recall
 from app.bench.latency.http import api_key, http_latency
@@ -22,6 +23,13 @@ from app.bench.latency.targets import ratios_to_lexical, target_checks
 from app.bench.scratch import bench_user
 from app.db import create_database
 from app.embeddings import Embedder
+
+# What a corpus of this size takes on disk (bytes): the table with its TOAST, and its two big indexes.
+SIZES = """
+SELECT pg_table_size('memories') AS table_bytes,
+       pg_relation_size('memories_embedding_hnsw_idx') AS hnsw_bytes,
+       pg_relation_size('memories_search_idx') AS text_index_bytes
+"""
 
 
 async def bench_latency(
@@ -39,12 +47,14 @@ async def bench_latency(
     try:
         console.print(f"generating {options.memories:,} memories from {options.sentences}")
         memories = list(generate_memories(pool_of, options.memories, options.namespaces))
-        report["load"] = await store_corpus(db, embedder, config.memories, user_id, memories, console)
+        load = bulk_store if options.bulk else store_corpus
+        report["load"] = await load(db, embedder, config.memories, user_id, memories, console)
         if options.concepts:
             report["graph"] = await index_concepts(db, embedder, config, user_id, console)
         report["corpus"]["concept_links"] = await db.write.fetchval("SELECT count(*) FROM memory_concepts")
         report["corpus"]["namespaces"] = await live_counts(db.write, user_id)
         report["corpus"]["table_rows"] = await db.write.fetchval("SELECT count(*) FROM memories")
+        report["corpus"]["sizes"] = dict(await db.write.fetchrow(SIZES) or {})
         scopes = await resolve_scopes(db.write, user_id, options.namespaces)
         http_texts = (WARMUP + options.requests) * len(FUSED_MODES)
         timed = WARMUP + options.requests + http_texts * len(options.concurrency) + options.hnsw_queries
