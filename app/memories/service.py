@@ -166,15 +166,11 @@ def _json(value: Any) -> str:
     return msgspec.json.encode(value).decode()
 
 
-def _memory_columns(
-    ns_of: Sequence[int],
-    hashes: Sequence[bytes],
-    cleaned: Sequence[MemoryIn],
-    redacted: Sequence[RedactedFields],
-    vector_of: dict[int, Embedded],
+def _row_columns(
+    ns_of: Sequence[int], hashes: Sequence[bytes], cleaned: Sequence[MemoryIn]
 ) -> tuple[list[Any], ...]:
-    """INSERT_MEMORIES' parameters: one list per column, one element per memory."""
-    vectors = [vector_of.get(i) for i in range(len(cleaned))]
+    """The columns every batched INSERT starts with (INSERT_MEMORIES, INSERT_EPISODES): one list per
+    column, one element per memory; tags as JSON text (an array of arrays would be read as 2-D)."""
     return (
         list(ns_of),
         list(hashes),
@@ -186,6 +182,20 @@ def _memory_columns(
         [m.is_sensitive for m in cleaned],
         [m.source for m in cleaned],
         [m.metadata for m in cleaned],
+    )
+
+
+def _memory_columns(
+    ns_of: Sequence[int],
+    hashes: Sequence[bytes],
+    cleaned: Sequence[MemoryIn],
+    redacted: Sequence[RedactedFields],
+    vector_of: dict[int, Embedded],
+) -> tuple[list[Any], ...]:
+    """INSERT_MEMORIES' parameters."""
+    vectors = [vector_of.get(i) for i in range(len(cleaned))]
+    return (
+        *_row_columns(ns_of, hashes, cleaned),
         [HalfVector(v.vector) if v is not None else None for v in vectors],
         [v.model_id if v is not None else None for v in vectors],
         [bool(placeholder_numbers(r.fields)) for r in redacted],
@@ -200,18 +210,9 @@ def _episode_columns(
     redacted: Sequence[RedactedFields],
     episodes: Sequence[EpisodeIn],
 ) -> tuple[Sequence[Any], ...]:
-    """INSERT_EPISODES' parameters: one array per column, one element per episode."""
+    """INSERT_EPISODES' parameters."""
     return (
-        ns_of,
-        hashes,
-        [m.content for m in cleaned],
-        [m.category for m in cleaned],
-        [_json(m.tags) for m in cleaned],
-        [m.importance for m in cleaned],
-        [m.expanded_keywords for m in cleaned],
-        [m.is_sensitive for m in cleaned],
-        [m.source for m in cleaned],
-        [m.metadata for m in cleaned],
+        *_row_columns(ns_of, hashes, cleaned),
         [bool(placeholder_numbers(r.fields)) for r in redacted],
         [as_utc(e.expires_at) for e in episodes],
         [e.capture_key for e in episodes],

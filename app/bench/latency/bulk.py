@@ -91,10 +91,9 @@ async def bulk_store(
         if rebuild:
             for name in INDEXES:
                 await conn.execute(f"DROP INDEX IF EXISTS {name}")
+        pending = asyncio.ensure_future(_embedded(service, embedder, memories[have : have + BULK_BATCH]))
         try:
-            starts = range(have, len(memories), BULK_BATCH)
-            pending = asyncio.ensure_future(_embedded(service, embedder, memories[have : have + BULK_BATCH]))
-            for start in starts:
+            for start in range(have, len(memories), BULK_BATCH):
                 rows, embed_s = await pending
                 spent["embed_s"] += embed_s
                 after = start + BULK_BATCH
@@ -109,6 +108,7 @@ async def bulk_store(
                 if not console.is_terminal and (start // BULK_BATCH) % 20 == 0:
                     console.print(f"copied {start + len(rows):,} of {len(memories):,} memories")
         finally:
+            pending.cancel()  # a no-op once awaited; after an error, the batch nobody will copy
             building = time.perf_counter()
             await _build_missing_indexes(conn)
             spent["index_build_s"] = time.perf_counter() - building
