@@ -64,7 +64,8 @@ in_scope AS MATERIALIZED (
       AND (owner.name, shared.name) IN (SELECT * FROM unnest(:share_owners::text[], :share_names::text[]))
 ),
 -- In id order: the per-namespace reads cap their candidates in scope order, so one scope always
--- reads the same way.
+-- reads the same way. The legs read it as `ANY((SELECT ids FROM scope_ids)::bigint[])`: the cast
+-- makes ANY take the one array (bare, ANY would compare with each row of a subquery).
 scope_ids AS (
     SELECT coalesce(array_agg(id ORDER BY id), '{}') AS ids FROM in_scope
 ),
