@@ -38,6 +38,17 @@ COPY app ./app
 COPY migrations ./migrations
 RUN pip install .
 
+# The web UI's browser library (cytoscape, from npm at its locked version) into the venv's share
+# directory, where the app serves it from (app/ui/routes.py): the runtime stage takes only the venv.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends nodejs npm \
+    && cd app/ui/assets \
+    && npm ci --no-audit --no-fund --loglevel=error \
+    && install -d /opt/venv/share/memoria/ui/vendor \
+    && cp node_modules/cytoscape/dist/cytoscape.esm.min.mjs /opt/venv/share/memoria/ui/vendor/ \
+    && cp node_modules/cytoscape/LICENSE /opt/venv/share/memoria/ui/vendor/cytoscape.LICENSE \
+    && rm -rf node_modules /var/lib/apt/lists/*
+
 ############################
 # runtime: the venv + the app files, nothing else
 ############################

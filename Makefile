@@ -1,9 +1,11 @@
-# `make run` serves Memoria on an embedded PostgreSQL; `make test` runs the whole test suite.
+# `make run` serves Memoria (API and web UI) on an embedded PostgreSQL; `make test` runs the whole test suite.
 # Each creates .venv on first use. torch is installed first, pinned, so no CUDA build is pulled.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+
+VENDOR := app/ui/static/vendor/cytoscape.esm.min.mjs
 
 .PHONY: run test lint venv clean
 
@@ -16,11 +18,16 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-run: $(STAMP)
+# The web UI's browser library (cytoscape, from npm; served by the app, never from a CDN).
+$(VENDOR): app/ui/assets/package-lock.json
+	bash .ci/ui-assets.sh
+
+run: $(STAMP) $(VENDOR)
 	HF_HUB_OFFLINE=1 $(BIN)/memoria serve
 
-test: $(STAMP)
+test: $(STAMP) $(VENDOR)
 	bash .ci/pgbouncer-tests.sh --install-only  # the pooler tests run against a real PgBouncer
+	bash .ci/browser-tests.sh --install-only    # the web UI's tests drive Debian's chromium
 	HF_HUB_OFFLINE=1 $(BIN)/pytest
 
 # import-linter (the layers, README "Architecture"), ruff, ruff format, mypy --strict on app and tests.

@@ -51,6 +51,7 @@ from app.openapi import LocalSwaggerUI, OpenAPIJsonPlugin
 from app.recall import RecallService
 from app.recall.routes import recall_memories
 from app.settings import Settings
+from app.ui import template_config, ui_router
 
 POOL_CLOSE_TIMEOUT_S = 5.0
 
@@ -151,6 +152,10 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
             if embedder is None:
                 await model.close()
 
+    services = {
+        "memories": Provide(_provide_memory_service, sync_to_thread=False),
+        "recall": Provide(_provide_recall_service, sync_to_thread=False),
+    }
     v1 = Router(
         path="/v1",
         route_handlers=[
@@ -166,8 +171,7 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
         middleware=[DefineMiddleware(ApiKeyMiddleware)],
         security=[{"apiKey": []}],
         dependencies={
-            "memories": Provide(_provide_memory_service, sync_to_thread=False),
-            "recall": Provide(_provide_recall_service, sync_to_thread=False),
+            **services,
             "graph_indexer": Provide(_provide_graph_indexer, sync_to_thread=False),
             "capture": Provide(_provide_capture_service, sync_to_thread=False),
         },
@@ -176,8 +180,11 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
     # /mcp, the agent's memory tools: its session manager runs in a second lifespan, after the services exist
     mcp = McpEndpoint(settings.mcp, settings.server.request_deadline_ms, settings.server.max_body_bytes)
     mcp_routes, mcp_lifespans = ([mcp.route], [mcp.lifespan]) if settings.mcp.enabled else ([], [])
+    # the web UI under `/`: pages for a person, signed in with a session cookie (app/ui)
+    ui = [ui_router(services)] if settings.ui.enabled else []
     app = Litestar(
-        route_handlers=[healthz, readyz, v1, *operations, *mcp_routes],
+        route_handlers=[healthz, readyz, v1, *operations, *mcp_routes, *ui],
+        template_config=template_config() if settings.ui.enabled else None,
         lifespan=[lifespan, *mcp_lifespans],
         exception_handlers=EXCEPTION_HANDLERS,
         # outermost route middleware: Server-Timing (when on) covers all; the deadline covers authentication
@@ -219,5 +226,6 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
     # before routing, so every request (404s too) gets a request id and is timed
     app.asgi_handler = RequestObserver(app.asgi_handler, metrics.http)
     app.state.metrics = metrics
+    app.state.ui_settings = settings.ui
     app.state.gate = Gate(settings.auth, metrics.rate_limits)  # key lookup + rate limits, one statement
     return app

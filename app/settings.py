@@ -30,6 +30,7 @@ from app.memories.settings import MemorySettings
 from app.observability.settings import MetricsSettings
 from app.recall.settings import RecallSettings
 from app.secrets.settings import SecretSettings
+from app.ui.settings import UiSettings
 
 __all__ = [
     "AuthSettings",
@@ -132,6 +133,7 @@ class Settings(BaseSettings):
     mcp: McpSettings = Field(default_factory=McpSettings)
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
     client: ClientSettings = Field(default_factory=ClientSettings)
+    ui: UiSettings = Field(default_factory=UiSettings)
 
     @model_validator(mode="before")
     @classmethod

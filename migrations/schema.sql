@@ -365,6 +365,20 @@ ALTER TABLE public.secret_reads ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY
 
 
 --
+-- Name: ui_sessions; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.ui_sessions (
+    token_hash bytea NOT NULL,
+    key_id bigint NOT NULL,
+    csrf_token text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    CONSTRAINT ui_sessions_token_hash_check CHECK ((octet_length(token_hash) = 32))
+);
+
+
+--
 -- Name: users; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -524,6 +538,14 @@ ALTER TABLE ONLY public.rate_limits
 
 ALTER TABLE ONLY public.secret_reads
     ADD CONSTRAINT secret_reads_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: ui_sessions ui_sessions_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.ui_sessions
+    ADD CONSTRAINT ui_sessions_pkey PRIMARY KEY (token_hash);
 
 
 --
@@ -711,6 +733,20 @@ CREATE INDEX secret_reads_user_idx ON public.secret_reads USING btree (user_id, 
 
 
 --
+-- Name: ui_sessions_expires_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX ui_sessions_expires_idx ON public.ui_sessions USING btree (expires_at);
+
+
+--
+-- Name: ui_sessions_key_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX ui_sessions_key_idx ON public.ui_sessions USING btree (key_id);
+
+
+--
 -- Name: api_keys api_keys_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -828,6 +864,14 @@ ALTER TABLE ONLY public.secret_reads
 
 ALTER TABLE ONLY public.secret_reads
     ADD CONSTRAINT secret_reads_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
+
+
+--
+-- Name: ui_sessions ui_sessions_key_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.ui_sessions
+    ADD CONSTRAINT ui_sessions_key_id_fkey FOREIGN KEY (key_id) REFERENCES public.api_keys(id) ON DELETE CASCADE;
 
 
 --

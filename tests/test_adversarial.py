@@ -82,7 +82,7 @@ METRICS_TOKEN = "adversarial-scrape-token"
 # ---------------------------------------------------------------------------------------------
 # Route classes: what this suite expects of each (path, method) the app serves.
 
-RouteKind = Literal["public", "v1", "hook", "mcp", "metrics"]
+RouteKind = Literal["public", "v1", "hook", "mcp", "metrics", "ui"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +110,7 @@ ROUTES: dict[tuple[str, str], RouteClass] = {
     ("/v1/memories/{memory_id:int}", "DELETE"): RouteClass("v1", WRITE, mutates=True),
     ("/v1/memories/{memory_id:int}/secrets", "GET"): SECRETS,
     ("/v1/memories/{memory_id:int}/promote", "POST"): RouteClass("v1", WRITE, mutates=True),
+    ("/v1/memories/{memory_id:int}/restore", "POST"): RouteClass("v1", WRITE, mutates=True),
     (CAPTURE, "POST"): RouteClass("v1", WRITE, mutates=True),
     ("/v1/namespaces", "GET"): RouteClass("v1", READ),
     ("/v1/me", "GET"): RouteClass("v1", ANY_KEY),
@@ -125,6 +126,36 @@ ROUTES: dict[tuple[str, str], RouteClass] = {
     (HOOK, "POST"): RouteClass("hook", READ),
     (START, "POST"): RouteClass("hook", READ),
     ("/mcp", "*"): RouteClass("mcp"),  # each tool call names its scope (`Probe.scope`)
+    # The web UI: an API key opens none of its pages (they need a session cookie, see ui_probes).
+    ("/signin", "GET"): PUBLIC,
+    ("/ui/static/{file_path:path}", "GET"): PUBLIC,
+    ("/ui/static/{file_path:path}", "HEAD"): PUBLIC,
+    **{
+        (path, method): RouteClass("ui")
+        for path, method in [
+            ("/", "GET"),
+            ("/signin", "POST"),
+            ("/signout", "POST"),
+            ("/namespaces", "GET"),
+            ("/memories", "GET"),
+            ("/memories/new", "GET"),
+            ("/memories/new", "POST"),
+            ("/memories/{memory_id:int}", "GET"),
+            ("/memories/{memory_id:int}/edit", "GET"),
+            ("/memories/{memory_id:int}/edit", "POST"),
+            ("/memories/{memory_id:int}/forget", "POST"),
+            ("/memories/{memory_id:int}/restore", "POST"),
+            ("/memories/{memory_id:int}/promote", "POST"),
+            ("/memories/{memory_id:int}/purge", "GET"),
+            ("/memories/{memory_id:int}/purge", "POST"),
+            ("/memories/{memory_id:int}/secrets", "POST"),
+            ("/recall", "GET"),
+            ("/concepts", "GET"),
+            ("/concepts/{concept_id:int}", "GET"),
+            ("/concepts/{concept_id:int}/neighborhood.json", "GET"),
+            ("/health", "GET"),
+        ]
+    },
 }
 """Every (path, method) but OPTIONS (answered for everyone, without authentication) and the API
 documentation under /schema (public, static)."""
@@ -229,6 +260,7 @@ def probes(seed: Planted) -> list[Probe]:
     )
     hook, start = (HOOK, "POST"), (START, "POST")
     capture, promote = (CAPTURE, "POST"), (MEMORY + "/promote", "POST")
+    restore = (MEMORY + "/restore", "POST")
     session_start = {"hook_event_name": "SessionStart", "source": "startup", "session_id": "s-bob"}
 
     def exchange(content: str) -> dict[str, Any]:
@@ -438,6 +470,9 @@ def probes(seed: Planted) -> list[Probe]:
         ),
         Probe(promote, f"{MEMORIES}/{p1}/promote", {}, target="private", phase=1),
         Probe(promote, f"{MEMORIES}/{p3}/promote", {}, target="private", phase=1),
+        Probe(restore, f"{MEMORIES}/{p3}/restore", {}, target="private", phase=1),
+        Probe(restore, f"{MEMORIES}/{p1}/restore", {}, target="private", phase=1),
+        Probe(restore, f"{MEMORIES}/{t1}/restore", {}, target="team", via="write", shows="team", phase=1),
         Probe(promote, f"{MEMORIES}/{t1}/promote", {}, target="team", via="write", shows="team", phase=1),
         Probe(patch, f"{MEMORIES}/{p1}", {"content": "hijacked by bob"}, target="private", phase=1),
         Probe(patch, f"{MEMORIES}/{p2}", {"is_sensitive": False}, target="private", phase=1),
@@ -511,6 +546,23 @@ def generic_probes(served: set[tuple[str, str]], seed: Planted) -> list[Probe]:
         url = _PARAM.sub(lambda match: fill.get(match[1], lambda: "x")(), path)
         statuses = frozenset({204}) if method == "OPTIONS" else frozenset({200, 404})
         made.append(Probe((path, method), url, owner=statuses))
+    return made
+
+
+def ui_probes(served: set[tuple[str, str]], seed: Planted) -> list[Probe]:
+    """Every web UI page and form with alice's ids, sent with each actor's API key and no session:
+    a page sends to the sign-in page (the walk follows the 303), whatever the key; the sign-in form
+    refuses a post without its own token (403)."""
+    fill = {"memory_id": str(seed.p_secret), "concept_id": str(seed.private_concepts[0])}
+    made = []
+    for path, method in sorted(served):
+        cls = route_class(path, method)
+        if cls is None or cls.kind != "ui":
+            continue
+        url = _PARAM.sub(lambda match: fill[match[1]], path)
+        status = frozenset({403}) if (path, method) == ("/signin", "POST") else OK
+        body: dict[str, Any] | None = {} if method == "POST" else None
+        made.append(Probe((path, method), url, body, owner=status))
     return made
 
 
@@ -660,6 +712,9 @@ class Expected:
     """A marker a 2xx answer must hold."""
     empty: bool = False
     """The answer must be an empty JSON object (the hook's refusal)."""
+    lands: str | None = None
+    """The path the answer must come from, after the redirects the client followed (a UI page
+    without a session ends on the sign-in page)."""
     tool_error: bool = False
     """The answer must be an MCP tool error (`result.isError`)."""
 
@@ -685,6 +740,8 @@ def expected(actor: Actor, cls: RouteClass, probe: Probe) -> Expected | None:
     """What `actor` may get for `probe`; None: not sent (the owner's own legitimate writes)."""
     if cls.kind == "public":
         return Expected(probe.owner)
+    if cls.kind == "ui":
+        return Expected(probe.owner, lands="/signin")
     if actor.kind == "nobody" and cls.kind == "hook":
         return Expected(OK, empty=True)  # a hook never answers an error a person would see
     if actor.kind == "nobody" or cls.kind == "metrics":
@@ -761,6 +818,8 @@ def judge(
         tally.unexpected.append(f"{where}, expected an empty {{}}: {response.text[:300]!r}")
     elif want.tool_error and response.json().get("result", {}).get("isError") is not True:
         tally.unexpected.append(f"{where}, expected a tool error: {response.text[:300]!r}")
+    elif want.lands is not None and response.url.path != want.lands:
+        tally.unexpected.append(f"{where}, expected to end on {want.lands}, ended on {response.url.path}")
     elif want.shows is not None and response.is_success and want.shows not in markers:
         tally.blind.append(f"{where}: no {want.shows} marker in {response.text[:300]!r}")
 
@@ -800,7 +859,8 @@ async def test_every_route_is_classified_and_probed(walked: Client, conn: asyncp
 
     owner, other = await setup_keys(conn)
     seed = await plant(walked, conn, owner, other)
-    probed = {p.route for p in [*probes(seed), *generic_probes(served, seed), *mcp_probes(seed)]}
+    all_probes = [*probes(seed), *generic_probes(served, seed), *ui_probes(served, seed), *mcp_probes(seed)]
+    probed = {p.route for p in all_probes}
     assert not served - probed, f"routes without a probe: {sorted(served - probed)}"
 
 
@@ -824,7 +884,8 @@ async def test_no_actor_reaches_what_is_not_theirs_on_any_route(
     seed = await plant(client, conn, owner, other)
     served = served_routes(client.app)
     catalogue = sorted(
-        [*probes(seed), *generic_probes(served, seed), *mcp_probes(seed)], key=lambda p: p.phase
+        [*probes(seed), *generic_probes(served, seed), *ui_probes(served, seed), *mcp_probes(seed)],
+        key=lambda p: p.phase,
     )
     shares: tuple[Share, ...] = ("none", "read", "write", "revoked")
     actors = [

@@ -8,9 +8,13 @@ histogram observation on a label child bound once, about a microsecond each.
 
 from __future__ import annotations
 
+from collections import deque
+from statistics import quantiles
+
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
 RECALL_LEGS = ("lexical", "dense", "graph")
+RECENT_RECALLS = 200
 HTTP_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 UNMATCHED_ROUTE = "unmatched"  # no route template: 404, or refused before routing
 
@@ -91,6 +95,18 @@ class RecallMetrics:
             registry=registry,
         )
         self._short = {False: short.labels("false"), True: short.labels("true")}
+        self._recent: deque[float] = deque(maxlen=RECENT_RECALLS)
+
+    def recent_ms(self) -> dict[str, float | int] | None:
+        """The last `RECENT_RECALLS` recalls' count, p50 and p95 in ms (the UI's health page; the
+        histogram holds every recall since start, which says little about now). None before any."""
+        recent = list(self._recent)
+        if not recent:
+            return None
+        if len(recent) == 1:
+            return {"count": 1, "p50": recent[0] * 1000, "p95": recent[0] * 1000}
+        cuts = quantiles(recent, n=20, method="inclusive")
+        return {"count": len(recent), "p50": cuts[9] * 1000, "p95": cuts[18] * 1000}
 
     def record(
         self,
@@ -106,6 +122,7 @@ class RecallMetrics:
         """`leg_hits` in `RECALL_LEGS` order; `scope_at_least`: live memories the scope is known to
         hold (0 when unknown)."""
         self._duration.observe(seconds)
+        self._recent.append(seconds)
         for child, hits in zip(self._leg_hits, leg_hits, strict=True):
             if hits:
                 child.inc(hits)

@@ -1,5 +1,5 @@
 """Liveness and readiness probes."""
 
-from app.health.routes import healthz, readyz
+from app.health.routes import READY_DATABASE_TIMEOUT_S, healthz, readiness_checks, readyz
 
-__all__ = ["healthz", "readyz"]
+__all__ = ["READY_DATABASE_TIMEOUT_S", "healthz", "readiness_checks", "readyz"]

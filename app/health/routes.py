@@ -31,7 +31,8 @@ async def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-async def _checks(state: State, limit: deadline.Deadline) -> dict[str, Any]:
+async def readiness_checks(state: State, limit: deadline.Deadline) -> dict[str, Any]:
+    """Each readiness check by name: "ok" or what is wrong (`/readyz` details, the UI's health page)."""
     checks: dict[str, Any] = {}
     try:
         # Bounded, and not waited for past the bound: on a hung server even giving up waits on it.
@@ -80,7 +81,7 @@ async def readyz(request: Request[Any, Any, Any]) -> Response[dict[str, Any]]:
     key = bearer_key(request.headers.get("authorization", ""))
     client = client_host(request) if key is not None else None
     admin_check = is_admin(state.db.write, state.gate, key, client, _recent_admins(state), limit)
-    checks, admin = await asyncio.gather(_checks(state, limit), admin_check)
+    checks, admin = await asyncio.gather(readiness_checks(state, limit), admin_check)
     ready = all(v == "ok" for v in checks.values())
     body: dict[str, Any] = {"status": "ready" if ready else "not ready"}
     if admin:

@@ -196,6 +196,21 @@ class MemoryController(Controller):
             tags=data.tags,
         )
 
+    @post(
+        "/{memory_id:int}/restore",
+        status_code=HTTP_200_OK,
+        summary="Undo a soft delete",
+        description=(
+            "A memory deleted without `purge` is live again, and its concepts are indexed anew. "
+            "A memory that is not deleted is returned as it is. 409 when a live memory of the "
+            "namespace has the same content (`existing_id` names it). Returns the memory."
+        ),
+        opt={DEADLINE_KIND: WRITE},
+        responses={404: NOT_YOURS, 409: problem("A live memory of the namespace has the same content")},
+    )
+    async def restore(self, request: AuthRequest, memory_id: MemoryId, memories: Service) -> Memory:
+        return await memories.restore(request.user.id, memory_id)
+
     @delete(
         "/{memory_id:int}",
         status_code=HTTP_204_NO_CONTENT,

@@ -695,6 +695,35 @@ class MemoryService:
             await unlink_memories(conn, [internal_id])
             await conn.execute(sql.PURGE if purge else sql.SOFT_DELETE, internal_id, user_id)
 
+    async def restore(self, user_id: int, memory_id: int) -> Memory:
+        """Undo a soft delete (the UI's "Undo" after "Forget"): the memory is live again and its
+        concepts are indexed anew (a soft delete took its graph evidence away). 409 when a live memory
+        of the namespace has the same content by now; a memory that is not deleted is left as it is."""
+        jobs: list[NewJob] = []
+        async with self._db.write.acquire() as conn, conn.transaction():
+            row = await conn.fetchrow(sql.OWNED_NAMESPACE, memory_id, user_id)
+            writable_namespace(row, f"memory {memory_id}")  # 404, or 403 if read-only
+            internal_id: int = row["id"]
+            if await conn.fetchval(sql.LOCK_OWNED_MEMORY, internal_id) is None:
+                raise NotFound(f"memory {memory_id} not found")  # purged meanwhile
+            try:
+                async with conn.transaction():  # a savepoint: the clash is looked up after it failed
+                    restored = await conn.fetchrow(sql.RESTORE, internal_id, user_id)
+            except asyncpg.UniqueViolationError:
+                clash = await conn.fetchrow(sql.LIVE_CLASH, internal_id)
+                other = clash["public_id"] if clash is not None else None
+                raise Conflict(
+                    f"memory {other} in this namespace has the same content: restoring this one "
+                    "would make two",
+                    existing_id=other,
+                ) from None
+            if restored is not None:
+                jobs = self._follow_up(internal_id, restored["is_sensitive"], restored["unembedded"], None)
+                await self._jobs.add(conn, jobs)
+        if jobs:
+            self._jobs.wake()
+        return await self.get(user_id, memory_id)
+
     async def internal_ids(self, public_ids: Sequence[int]) -> Sequence[int]:
         """The internal ids of memories given by public id (unknown ones left out), for in-process
         tools that hand what `store` answered to internal machinery, such as the benchmarks' graph

@@ -254,6 +254,20 @@ WHERE m.id = $1 AND m.namespace_id IN ({writable_namespaces("$2")})
 RETURNING m.id
 """
 
+# Undo a soft delete; the live-content unique index refuses it when a live memory of the namespace
+# has the same content by now (LIVE_CLASH names it).
+RESTORE = f"""
+UPDATE memories m SET deleted_at = NULL, updated_at = now()
+WHERE m.id = $1 AND m.deleted_at IS NOT NULL AND m.namespace_id IN ({writable_namespaces("$2")})
+RETURNING m.id, m.is_sensitive, m.embedding IS NULL AS unembedded
+"""
+
+LIVE_CLASH = """
+SELECT live.public_id FROM memories m
+JOIN memories live ON live.namespace_id = m.namespace_id AND live.content_hash = m.content_hash
+WHERE m.id = $1 AND live.deleted_at IS NULL AND live.id <> m.id
+"""
+
 PURGE = f"""
 DELETE FROM memories m
 WHERE m.id = $1 AND m.namespace_id IN ({writable_namespaces("$2")})

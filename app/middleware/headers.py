@@ -14,6 +14,9 @@ A Litestar `before_send` hook rather than route middleware or `response_headers`
 - `Content-Security-Policy: default-src 'none'` on everything but the docs: a JSON answer loads
   nothing, so even a body a browser did render could run no script. The Swagger UI page runs its
   own inline start-up script, so it is left to its route.
+- The web UI's pages (routes whose `opt` holds `UI_OPT`) get a policy that lets them load the app's
+  own styles, scripts and images and nothing else: no inline script, no inline style attribute, forms
+  post only to this origin. Its static files may be cached (they are revalidated).
 """
 
 from __future__ import annotations
@@ -35,6 +38,22 @@ API_ONLY = {
 }
 
 
+UI_OPT = "ui"
+"""A route `opt` key: the route is a web UI page (`True`) or UI static file (`"static"`)."""
+UI_ONLY = {
+    "Content-Security-Policy": (
+        "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+        "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    ),
+}
+
+
+def ui_kind(scope: Scope) -> object:
+    """The matched route's `UI_OPT` value (None for the API, the docs and unmatched paths)."""
+    handler = scope.get("route_handler")
+    return handler.opt.get(UI_OPT) if handler is not None else None
+
+
 def is_docs(path: str) -> bool:
     return path == DOCS_PREFIX or path.startswith(DOCS_PREFIX + "/")
 
@@ -48,6 +67,11 @@ async def security_headers(message: Message, scope: Scope) -> None:
     headers = MutableScopeHeaders.from_message(message)
     for name, value in ALWAYS.items():
         headers[name] = value
-    if not is_docs(scope.get("path", "")):
+    ui = ui_kind(scope)
+    if ui:
+        headers.update(UI_ONLY)
+        if ui != "static":
+            headers["Cache-Control"] = "no-store"
+    elif not is_docs(scope.get("path", "")):
         for name, value in API_ONLY.items():
             headers[name] = value

@@ -139,3 +139,8 @@ def writable_namespace(row: asyncpg.Record | None, what: str) -> int:
 async def list_namespaces(conn: asyncpg.Connection | asyncpg.Pool, user_id: int) -> list[asyncpg.Record]:
     """The user's own namespaces with their live memory counts (shares: app/namespaces/shares.py)."""
     return list(await conn.fetch(sql.LIST_NAMESPACES, user_id))
+
+
+async def namespace_overview(conn: asyncpg.Connection | asyncpg.Pool, user_id: int) -> list[asyncpg.Record]:
+    """The user's own namespaces with live memory and episode counts, concepts and last activity."""
+    return list(await conn.fetch(sql.NAMESPACE_OVERVIEW, user_id))

@@ -62,6 +62,22 @@ WHERE n.user_id = $1
 GROUP BY n.id ORDER BY n.name
 """
 
+# The web UI's overview of the user's own namespaces: live memories and episodes, concepts, and when
+# a memory in it last changed (a count over each namespace's rows: fine for the UI, not a hot path).
+NAMESPACE_OVERVIEW = """
+SELECT n.name, n.created_at, m.memories, m.episodes, m.last_activity,
+       (SELECT count(*) FROM concepts c WHERE c.namespace_id = n.id) AS concepts
+FROM namespaces n
+CROSS JOIN LATERAL (
+    SELECT count(*) FILTER (WHERE kind = 'memory') AS memories,
+           count(*) FILTER (WHERE kind = 'episode') AS episodes,
+           max(updated_at) AS last_activity
+    FROM memories WHERE namespace_id = n.id AND deleted_at IS NULL
+) m
+WHERE n.user_id = $1
+ORDER BY n.name
+"""
+
 USER_ID = "SELECT id FROM users WHERE name = $1"
 
 OWN_NAMESPACE_ID = "SELECT id FROM namespaces WHERE user_id = $1 AND name = $2"

@@ -1,0 +1,177 @@
+"""Reading the concept graph, as the `/v1/graph` routes and the web UI show it.
+
+Concept and memory ids here are public ids (random, see migration 0008): the identities, counters
+shared by every tenant, would show how much everyone else stored. Queries take and answer public ids
+and use the internal ones only to walk the graph. Every query is scoped to one user's namespaces.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeAlias
+
+import asyncpg
+import msgspec
+
+Conn: TypeAlias = asyncpg.Pool | asyncpg.Connection
+
+_CONCEPT_COLUMNS = (
+    "c.public_id AS id, c.name, c.display_name, c.kind, c.aliases, c.doc_freq, n.name AS namespace"
+)
+
+# By public id; `internal_id` is what the graph's own tables refer to.
+_OWNED_CONCEPT = f"""
+SELECT {_CONCEPT_COLUMNS}, c.id AS internal_id
+FROM concepts c JOIN namespaces n ON n.id = c.namespace_id
+WHERE c.public_id = $1 AND n.user_id = $2
+"""
+
+# The public ids of (at most five) evidence memories of edge `e`, in the edge's order.
+_EVIDENCE = """
+(SELECT coalesce(array_agg(m.public_id ORDER BY x.ord), '{}')
+ FROM unnest(e.evidence_memory_ids[1:5]) WITH ORDINALITY AS x (id, ord) JOIN memories m ON m.id = x.id)
+"""
+
+_SEARCH = f"""
+SELECT {_CONCEPT_COLUMNS}
+FROM concepts c JOIN namespaces n ON n.id = c.namespace_id
+WHERE n.user_id = $1
+  AND ($2::bigint[] IS NULL OR c.namespace_id = ANY($2))
+  AND ($3::text IS NULL OR strpos(c.name, $3) > 0 OR c.aliases @> ARRAY[$3])
+ORDER BY c.doc_freq DESC, c.id
+LIMIT $4
+"""
+
+_CONCEPT_MEMORIES = """
+SELECT m.public_id AS id, m.content, m.category, m.created_at
+FROM memory_concepts mc JOIN memories m ON m.id = mc.memory_id
+WHERE mc.concept_id = $1 AND m.deleted_at IS NULL AND NOT m.is_sensitive
+ORDER BY m.created_at DESC, m.id DESC
+LIMIT $2
+"""
+
+# Breadth-first neighbourhood, bounded in depth and size; edges are undirected co-occurrences.
+_NEIGHBORHOOD = f"""
+WITH RECURSIVE walk (id, depth) AS (
+    SELECT $1::bigint, 0
+    UNION
+    SELECT CASE WHEN e.source_id = w.id THEN e.target_id ELSE e.source_id END, w.depth + 1
+    FROM walk w
+    JOIN concept_edges e ON (e.source_id = w.id OR e.target_id = w.id)
+    WHERE w.depth < $2
+),
+nodes AS (
+    SELECT id, min(depth) AS depth FROM walk GROUP BY id ORDER BY min(depth), id LIMIT $3
+)
+SELECT {_CONCEPT_COLUMNS}, nodes.depth,
+       (SELECT coalesce(json_agg(json_build_object(
+                'source', c.public_id, 'target', t.public_id, 'weight', e.weight,
+                'relation', e.relation, 'evidence', {_EVIDENCE}
+            )), '[]'::json)
+        FROM concept_edges e JOIN concepts t ON t.id = e.target_id
+        WHERE e.source_id = c.id AND e.target_id IN (SELECT id FROM nodes)
+       ) AS edges
+FROM nodes JOIN concepts c ON c.id = nodes.id JOIN namespaces n ON n.id = c.namespace_id
+ORDER BY nodes.depth, c.id
+"""
+
+NEIGHBORS = f"""
+SELECT s.id AS seed, {_CONCEPT_COLUMNS}, e.weight
+FROM unnest($1::bigint[]) AS s (id)
+JOIN concept_edges e ON (e.source_id = s.id OR e.target_id = s.id)
+JOIN concepts c ON c.id = CASE WHEN e.source_id = s.id THEN e.target_id ELSE e.source_id END
+JOIN namespaces n ON n.id = c.namespace_id
+WHERE n.user_id = $2
+ORDER BY s.id, e.weight DESC, c.id
+"""
+
+
+class ConceptOut(msgspec.Struct, kw_only=True):
+    id: int
+    name: str
+    display_name: str
+    kind: str | None
+    aliases: list[str]
+    doc_freq: int
+    namespace: str
+
+
+class ConceptMemory(msgspec.Struct, kw_only=True):
+    id: int
+    content: str
+    category: str | None
+
+
+class ConceptDetail(ConceptOut, kw_only=True):
+    memories: list[ConceptMemory]
+
+
+class GraphEdge(msgspec.Struct, kw_only=True):
+    source: int
+    target: int
+    weight: float
+    relation: str
+    evidence: list[int]
+
+
+class Neighborhood(msgspec.Struct, kw_only=True):
+    nodes: list[ConceptOut]
+    edges: list[GraphEdge]
+
+
+# The concepts a memory mentions (for the memory's page), most widespread first.
+_MEMORY_CONCEPTS = f"""
+SELECT {_CONCEPT_COLUMNS}
+FROM memories m
+JOIN namespaces n ON n.id = m.namespace_id
+JOIN memory_concepts mc ON mc.memory_id = m.id
+JOIN concepts c ON c.id = mc.concept_id
+WHERE m.public_id = $1 AND n.user_id = $2
+ORDER BY c.doc_freq DESC, c.id
+LIMIT $3
+"""
+
+
+def concept_of(row: Any) -> ConceptOut:
+    return ConceptOut(**{f: row[f] for f in ConceptOut.__struct_fields__})
+
+
+async def owned_concept(conn: Conn, user_id: int, concept_id: int) -> asyncpg.Record | None:
+    """The concept with public id `concept_id` if it is in one of the user's namespaces; its
+    `internal_id` is what the graph's tables refer to."""
+    return await conn.fetchrow(_OWNED_CONCEPT, concept_id, user_id)
+
+
+async def search_concepts(
+    conn: Conn, user_id: int, namespace_ids: list[int] | None, term: str | None, limit: int
+) -> list[ConceptOut]:
+    """The user's concepts whose name contains `term` (or an alias equals it), most widespread first."""
+    return [concept_of(r) for r in await conn.fetch(_SEARCH, user_id, namespace_ids, term, limit)]
+
+
+async def concept_detail(conn: Conn, concept: asyncpg.Record, limit: int = 50) -> ConceptDetail:
+    """An owned concept (`owned_concept`'s row) with the live, non-sensitive memories that mention it."""
+    memories = await conn.fetch(_CONCEPT_MEMORIES, concept["internal_id"], limit)
+    return ConceptDetail(
+        **{f: concept[f] for f in ConceptOut.__struct_fields__},
+        memories=[ConceptMemory(id=m["id"], content=m["content"], category=m["category"]) for m in memories],
+    )
+
+
+async def neighborhood(conn: Conn, concept: asyncpg.Record, depth: int, max_nodes: int) -> Neighborhood:
+    """Concepts within `depth` hops of an owned concept, at most `max_nodes`, with the edges among them."""
+    return (await neighborhood_by_depth(conn, concept, depth, max_nodes))[0]
+
+
+async def neighborhood_by_depth(
+    conn: Conn, concept: asyncpg.Record, depth: int, max_nodes: int
+) -> tuple[Neighborhood, dict[int, int]]:
+    """`neighborhood`, with each node's hops from the concept (the UI's graph draws rings by it)."""
+    rows = await conn.fetch(_NEIGHBORHOOD, concept["internal_id"], depth, max_nodes)
+    nodes = [concept_of(r) for r in rows]
+    edges = [GraphEdge(**e) for r in rows for e in msgspec.json.decode(r["edges"])]
+    return Neighborhood(nodes=nodes, edges=edges), {r["id"]: r["depth"] for r in rows}
+
+
+async def memory_concepts(conn: Conn, user_id: int, memory_id: int, limit: int = 50) -> list[ConceptOut]:
+    """The concepts a memory of the user mentions (public ids)."""
+    return [concept_of(r) for r in await conn.fetch(_MEMORY_CONCEPTS, memory_id, user_id, limit)]

@@ -1,0 +1,371 @@
+"""The web UI's pages and forms, through the app (the real browser tests are tests/browser).
+
+What is pinned here: sign-in sets an HttpOnly SameSite=Strict cookie and keeps the key nowhere;
+every page needs a live session, every POST the session's CSRF token; bad form input re-renders the
+form with the message (4xx, nothing stored); one user never sees another's memories; signing out
+or revoking the key ends the session at once; the pages carry a CSP that allows only this origin.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import asyncpg
+import pytest
+from litestar import Litestar
+from litestar.testing import AsyncTestClient
+
+from app.auth.service import revoke_key
+from tests.scoped_keys import scoped_key
+
+Client = AsyncTestClient[Litestar]
+CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
+
+
+def csrf_of(html: str) -> str:
+    found = CSRF.search(html)
+    assert found is not None, "the page has no CSRF token"
+    return found.group(1)
+
+
+async def sign_in(client: Client, key: str) -> str:
+    """Signs `client` in with `key`; the session's CSRF token (from the page signed in to)."""
+    form = await client.get("/signin")
+    answer = await client.post(
+        "/signin", data={"key": key, "csrf_token": csrf_of(form.text), "next": "/memories"}
+    )
+    assert answer.status_code == 303, answer.text
+    assert answer.headers["location"] == "/memories"
+    page = await client.get("/memories")
+    assert page.status_code == 200
+    return csrf_of(page.text)
+
+
+async def add_memory(client: Client, csrf: str, content: str, **fields: str) -> int:
+    answer = await client.post("/memories/new", data={"csrf_token": csrf, "content": content, **fields})
+    assert answer.status_code == 303, answer.text
+    location = answer.headers["location"]
+    match = re.fullmatch(r"/memories/(\d+)\?done=saved", location)
+    assert match is not None, location
+    return int(match.group(1))
+
+
+@asynccontextmanager
+async def browser(app: Litestar) -> AsyncIterator[Client]:
+    """A client that, like a test of redirects needs, does not follow them."""
+    async with AsyncTestClient(app=app) as client:
+        client.follow_redirects = False
+        yield client
+
+
+@pytest.fixture
+async def client(app: Litestar) -> AsyncIterator[Client]:
+    async with browser(app) as test_client:
+        yield test_client
+
+
+async def drain_jobs(client: Client, app: Litestar) -> None:
+    """Runs the queued jobs (concept indexing) now, on the app's own loop, as the worker would."""
+    jobs = app.state.jobs
+    await asyncio.to_thread(lambda: client.blocking_portal.call(jobs.run_pending))
+
+
+@pytest.fixture
+async def alice_key(conn: asyncpg.Connection) -> str:
+    return (await scoped_key(conn, "alice", ["read", "write"])).key
+
+
+async def test_signing_in_sets_an_httponly_samesite_strict_cookie_that_holds_no_key(
+    client: Client, alice_key: str
+) -> None:
+    form = await client.get("/signin")
+    assert form.status_code == 200
+    assert 'type="password"' in form.text and "API key" in form.text
+    answer = await client.post("/signin", data={"key": alice_key, "csrf_token": csrf_of(form.text)})
+    assert answer.status_code == 303
+    cookie = next(v for k, v in answer.headers.multi_items() if k == "set-cookie" and "memoria_session=" in v)
+    assert "HttpOnly" in cookie and "samesite=strict" in cookie.lower() and "Path=/" in cookie
+    assert alice_key not in cookie
+    assert "Secure" not in cookie  # plain http here; `auto` sets it behind https
+
+
+async def test_a_wrong_key_shows_the_form_again_with_an_alert(client: Client) -> None:
+    form = await client.get("/signin")
+    answer = await client.post("/signin", data={"key": "mem_nope", "csrf_token": csrf_of(form.text)})
+    assert answer.status_code == 401
+    assert 'role="alert"' in answer.text and "does not work" in answer.text
+    assert "memoria_session=" not in answer.headers.get("set-cookie", "")
+
+
+async def test_signing_in_without_the_forms_token_is_refused(client: Client, alice_key: str) -> None:
+    answer = await client.post("/signin", data={"key": alice_key})
+    assert answer.status_code == 403
+    assert "memoria_session=" not in answer.headers.get("set-cookie", "")
+
+
+async def test_an_empty_key_asks_for_one(client: Client) -> None:
+    form = await client.get("/signin")
+    answer = await client.post("/signin", data={"key": "  ", "csrf_token": csrf_of(form.text)})
+    assert answer.status_code == 400 and "Paste an API key" in answer.text
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/namespaces", "/memories", "/memories/new", "/memories/1", "/recall?q=x", "/concepts", "/health"],
+)
+async def test_pages_send_a_visitor_without_a_session_to_sign_in(client: Client, path: str) -> None:
+    answer = await client.get(path)
+    assert answer.status_code == 303
+    assert answer.headers["location"].startswith("/signin?next=")
+
+
+async def test_the_root_sends_to_sign_in_then_to_the_memories(client: Client, alice_key: str) -> None:
+    assert (await client.get("/")).headers["location"] == "/signin"
+    await sign_in(client, alice_key)
+    assert (await client.get("/")).headers["location"] == "/memories"
+
+
+async def test_sign_in_never_redirects_off_site(client: Client, alice_key: str) -> None:
+    form = await client.get("/signin?next=//evil.example/x")
+    assert 'value="/memories"' in form.text
+    answer = await client.post(
+        "/signin", data={"key": alice_key, "csrf_token": csrf_of(form.text), "next": "https://evil.example"}
+    )
+    assert answer.headers["location"] == "/memories"
+
+
+async def test_every_page_renders_for_a_signed_in_user(client: Client, alice_key: str, app: Litestar) -> None:
+    csrf = await sign_in(client, alice_key)
+    memory_id = await add_memory(client, csrf, "Priya deploys the billing API from Lisbon with Terraform")
+    await drain_jobs(client, app)
+    concepts = await client.get("/concepts")
+    concept_ids = re.findall(r'href="/concepts/(\d+)"', concepts.text)
+    assert concept_ids, concepts.text
+    for path in [
+        "/namespaces",
+        "/memories",
+        f"/memories/{memory_id}",
+        f"/memories/{memory_id}/edit",
+        f"/memories/{memory_id}/purge",
+        "/memories/new",
+        "/recall",
+        "/recall?q=billing+deploy",
+        "/concepts",
+        "/concepts?q=priya",
+        f"/concepts/{concept_ids[0]}",
+        "/health",
+    ]:
+        answer = await client.get(path)
+        assert answer.status_code == 200, (path, answer.text[:500])
+        assert answer.headers["content-type"].startswith("text/html")
+        assert "Sign out" in answer.text, path
+    graph = await client.get(f"/concepts/{concept_ids[0]}/neighborhood.json")
+    assert graph.status_code == 200
+    assert {"nodes", "edges"} <= graph.json().keys()
+    assert graph.json()["nodes"][0]["depth"] == 0
+
+
+async def test_a_post_without_the_sessions_token_is_refused_and_changes_nothing(
+    client: Client, alice_key: str
+) -> None:
+    csrf = await sign_in(client, alice_key)
+    memory_id = await add_memory(client, csrf, "The staging database is on port 5433")
+    for data in ({}, {"csrf_token": "forged"}):
+        answer = await client.post(f"/memories/{memory_id}/forget", data=data)
+        assert answer.status_code == 403, answer.text
+        assert "text/html" in answer.headers["content-type"]
+    assert "deleted" not in (await client.get(f"/memories/{memory_id}")).text.lower()
+    assert "Forgotten on" not in (await client.get(f"/memories/{memory_id}")).text
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"content": "   "}, "Content: write what should be remembered"),
+        ({"content": "x", "importance": "7"}, "Importance: a number between 0 and 1"),
+        ({"content": "x", "importance": "lots"}, "Importance: a number between 0 and 1"),
+        ({"content": "x", "namespace": "bad name!"}, "namespace"),
+        ({"content": "x" * 70_000}, "content"),
+    ],
+)
+async def test_bad_input_shows_the_form_again_with_the_message_and_stores_nothing(
+    client: Client, alice_key: str, conn: asyncpg.Connection, fields: dict[str, str], message: str
+) -> None:
+    csrf = await sign_in(client, alice_key)
+    answer = await client.post("/memories/new", data={"csrf_token": csrf, **fields})
+    assert 400 <= answer.status_code < 500, answer.text[:300]
+    assert 'role="alert"' in answer.text
+    assert message.lower() in answer.text.lower()
+    if len(fields["content"]) < 100 and fields["content"].strip():
+        assert f">{fields['content']}</textarea>" in answer.text  # what was typed is kept
+    assert await conn.fetchval("SELECT count(*) FROM memories") == 0
+
+
+async def test_add_edit_forget_undo_and_purge(
+    client: Client, alice_key: str, conn: asyncpg.Connection
+) -> None:
+    csrf = await sign_in(client, alice_key)
+    memory_id = await add_memory(
+        client, csrf, "Use pnpm, not npm, in the web repo", category="preference", tags="tooling, js"
+    )
+    shown = await client.get(f"/memories/{memory_id}?done=saved")
+    assert "Saved." in shown.text and "#tooling" in shown.text and "preference" in shown.text
+
+    edited = await client.post(
+        f"/memories/{memory_id}/edit",
+        data={"csrf_token": csrf, "content": "Use pnpm 9 in the web repo", "importance": "0.8", "tags": "js"},
+    )
+    assert edited.status_code == 303
+    page = (await client.get(f"/memories/{memory_id}")).text
+    assert "Use pnpm 9 in the web repo" in page and "0.80" in page
+
+    forgot = await client.post(f"/memories/{memory_id}/forget", data={"csrf_token": csrf})
+    assert forgot.headers["location"] == f"/memories?forgotten_id={memory_id}"
+    listing = (await client.get(forgot.headers["location"])).text
+    assert f"Forgot memory {memory_id}." in listing and "Undo" in listing
+    assert f'id="memory-{memory_id}"' not in listing
+    assert f'id="memory-{memory_id}"' in (await client.get("/memories?forgotten=1")).text
+
+    undo = await client.post(f"/memories/{memory_id}/restore", data={"csrf_token": csrf})
+    assert undo.headers["location"] == f"/memories/{memory_id}?done=restored"
+    assert f'id="memory-{memory_id}"' in (await client.get("/memories")).text
+
+    unconfirmed = await client.post(f"/memories/{memory_id}/purge", data={"csrf_token": csrf})
+    assert unconfirmed.status_code == 422 and "confirmation" in unconfirmed.text
+    purged = await client.post(f"/memories/{memory_id}/purge", data={"csrf_token": csrf, "confirm": "purge"})
+    assert purged.status_code == 303
+    assert await conn.fetchval("SELECT count(*) FROM memories") == 0
+    assert (await client.get(f"/memories/{memory_id}")).status_code == 404
+
+
+async def test_the_list_filters_and_pages(client: Client, alice_key: str, app: Litestar) -> None:
+    csrf = await sign_in(client, alice_key)
+    for i in range(3):
+        await add_memory(
+            client, csrf, f"Runbook step {i}: restart the worker", category="runbook", namespace="ops"
+        )
+    await add_memory(client, csrf, "Prefers dark mode", category="preference")
+    ops = (await client.get("/memories?namespace=ops")).text
+    assert ops.count('class="memory"') == 3
+    assert (await client.get("/memories?category=preference")).text.count('class="memory"') == 1
+    bad = await client.get("/memories?since=yesterday")
+    assert bad.status_code == 400 and "From: a date" in bad.text
+    unknown = await client.get("/memories?namespace=nope")
+    assert unknown.status_code == 400 and "nope" in unknown.text
+    # one per page: the "Older" link keeps the filter and walks the list
+    settings = app.state.ui_settings
+    app.state.ui_settings = settings.model_copy(update={"page_size": 1})
+    first = (await client.get("/memories?namespace=ops")).text
+    older = re.search(r'href="/memories\?([^"]+)">Older', first)
+    assert older is not None and "namespace=ops" in older.group(1)
+    second = (await client.get("/memories?" + older.group(1).replace("&amp;", "&"))).text
+    assert second.count('class="memory"') == 1
+    assert re.findall(r'id="memory-(\d+)"', first) != re.findall(r'id="memory-(\d+)"', second)
+
+
+async def test_one_user_never_sees_anothers_memories(
+    client: Client, alice_key: str, conn: asyncpg.Connection
+) -> None:
+    bob_key = (await scoped_key(conn, "bob", ["read", "write"])).key
+    alice_csrf = await sign_in(client, alice_key)
+    memory_id = await add_memory(client, alice_csrf, "Alice's recovery codes live in the vault")
+    client.cookies.clear()
+    bob_csrf = await sign_in(client, bob_key)
+    assert (await client.get(f"/memories/{memory_id}")).status_code == 404
+    assert (await client.get(f"/memories/{memory_id}/edit")).status_code == 404
+    assert "recovery codes" not in (await client.get("/memories")).text
+    assert '<li class="hit">' not in (await client.get("/recall?q=recovery+codes+vault")).text
+    forget = await client.post(f"/memories/{memory_id}/forget", data={"csrf_token": bob_csrf})
+    assert forget.status_code == 404
+    # Alice's token is hers: Bob's session cannot use it
+    stolen = await client.post(f"/memories/{memory_id}/forget", data={"csrf_token": alice_csrf})
+    assert stolen.status_code == 403
+    client.cookies.clear()
+    await sign_in(client, alice_key)
+    assert "Forgotten on" not in (await client.get(f"/memories/{memory_id}")).text
+
+
+async def test_signing_out_ends_the_session_on_the_server(client: Client, alice_key: str) -> None:
+    csrf = await sign_in(client, alice_key)
+    copied = client.cookies.get("memoria_session")
+    assert copied
+    out = await client.post("/signout", data={"csrf_token": csrf})
+    assert out.status_code == 303 and out.headers["location"] == "/signin"
+    assert (await client.get("/memories")).status_code == 303
+    client.cookies.set("memoria_session", copied)  # a copy of the cookie opens nothing now
+    assert (await client.get("/memories")).status_code == 303
+
+
+async def test_revoking_the_key_signs_its_browsers_out(client: Client, conn: asyncpg.Connection) -> None:
+    created = await scoped_key(conn, "carol", ["read", "write"])
+    await sign_in(client, created.key)
+    await revoke_key(conn, str(created.id))
+    assert (await client.get("/memories")).status_code == 303
+
+
+async def test_a_read_only_key_can_look_but_not_change(client: Client, conn: asyncpg.Connection) -> None:
+    reader = await scoped_key(conn, "dave", ["read"])
+    csrf = await sign_in(client, reader.key)
+    answer = await client.post("/memories/new", data={"csrf_token": csrf, "content": "nope"})
+    assert answer.status_code == 403 and "write" in answer.text
+
+
+async def test_recall_shows_which_leg_found_each_hit(client: Client, alice_key: str) -> None:
+    csrf = await sign_in(client, alice_key)
+    await add_memory(client, csrf, "The billing service deploys with Terraform on Fridays")
+    await add_memory(client, csrf, "Lunch is at noon")
+    page = (await client.get("/recall?q=terraform+billing+deploys&w_graph=0")).text
+    assert '<li class="hit">' in page
+    first = page[page.index('<li class="hit">') :]
+    assert "Terraform" in first[:600]
+    assert 'class="leg lexical found"' in first and 'class="leg dense found"' in first
+    assert "Fused" in first and "Final" in first
+    bad = await client.get("/recall?q=x&w_dense=99")
+    assert bad.status_code == 400 and "Dense weight" in bad.text
+    nothing = await client.get("/recall?q=x&namespace=nope")
+    assert nothing.status_code == 400 and 'role="alert"' in nothing.text
+
+
+async def test_secrets_show_as_placeholders_and_revealing_needs_the_scope(
+    client: Client, conn: asyncpg.Connection
+) -> None:
+    plain = await scoped_key(conn, "erin", ["read", "write"])
+    csrf = await sign_in(client, plain.key)
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    memory_id = await add_memory(client, csrf, f"The CI token is {token}")
+    page = (await client.get(f"/memories/{memory_id}")).text
+    assert token not in page and "Reveal secrets" not in page
+    refused = await client.post(f"/memories/{memory_id}/secrets", data={"csrf_token": csrf})
+    assert refused.status_code == 403
+    assert await conn.fetchval("SELECT count(*) FROM secret_reads") == 0
+
+
+async def test_pages_allow_only_this_origin_and_are_never_cached(client: Client, alice_key: str) -> None:
+    await sign_in(client, alice_key)
+    answer = await client.get("/memories")
+    csp = answer.headers["content-security-policy"]
+    assert "default-src 'self'" in csp and "script-src 'self'" in csp and "frame-ancestors 'none'" in csp
+    assert "unsafe-inline" not in csp
+    assert answer.headers["cache-control"] == "no-store"
+    static = await client.get("/ui/static/ui.css")
+    assert static.status_code == 200 and "text/css" in static.headers["content-type"]
+    api = await client.get("/healthz")
+    assert api.headers["content-security-policy"].startswith("default-src 'none'")
+
+
+async def test_ui_routes_stay_out_of_the_api_document(client: Client) -> None:
+    paths: dict[str, Any] = (await client.get("/schema/openapi.json")).json()["paths"]
+    assert not [p for p in paths if not p.startswith(("/v1", "/healthz", "/readyz", "/metrics", "/mcp"))]
+
+
+async def test_errors_are_pages_not_json(client: Client, alice_key: str) -> None:
+    await sign_in(client, alice_key)
+    missing = await client.get("/memories/999999999")
+    assert missing.status_code == 404 and "text/html" in missing.headers["content-type"]
+    assert "Not found" in missing.text and "Back to your memories" in missing.text
+    too_big = await client.get(f"/memories/{2**70}")
+    assert too_big.status_code == 400 and "text/html" in too_big.headers["content-type"]
