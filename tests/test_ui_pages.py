@@ -9,6 +9,8 @@ or revoking the key ends the session at once; the pages carry a CSP that allows 
 from __future__ import annotations
 
 import asyncio
+import base64
+import os
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -18,8 +20,13 @@ import asyncpg
 import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
+from pydantic import SecretStr
 
 from app.auth.service import revoke_key
+from app.embeddings import LocalEmbedder
+from app.factory import create_app
+from app.secrets import SecretSettings
+from app.settings import Settings
 from tests.scoped_keys import scoped_key
 
 Client = AsyncTestClient[Litestar]
@@ -369,3 +376,83 @@ async def test_errors_are_pages_not_json(client: Client, alice_key: str) -> None
     assert "Not found" in missing.text and "Back to your memories" in missing.text
     too_big = await client.get(f"/memories/{2**70}")
     assert too_big.status_code == 400 and "text/html" in too_big.headers["content-type"]
+
+
+async def test_the_list_links_each_memory_to_its_concepts(
+    client: Client, alice_key: str, app: Litestar
+) -> None:
+    csrf = await sign_in(client, alice_key)
+    memory_id = await add_memory(client, csrf, "Priya reviews the Terraform plan in Lisbon")
+    await drain_jobs(client, app)
+    listing = (await client.get("/memories")).text
+    item = listing[listing.index(f'id="memory-{memory_id}"') :]
+    item = item[: item.index("</article>")]
+    assert re.search(r'<a class="tag" href="/concepts/\d+">Priya</a>', item), item
+
+
+async def test_recall_filters_by_category_and_kind(client: Client, alice_key: str) -> None:
+    csrf = await sign_in(client, alice_key)
+    await add_memory(client, csrf, "Deploys go out on Tuesdays", category="runbook")
+    await add_memory(client, csrf, "Deploys are frozen in December", category="decision")
+    page = (await client.get("/recall?q=deploys&category=runbook")).text
+    assert "Tuesdays" in page and "December" not in page
+    assert 'value="runbook"' in page  # the filter is shown again
+    episodes = (await client.get("/recall?q=deploys&kind=episode")).text
+    assert "Nothing matched" in episodes
+    bad = await client.get("/recall?q=deploys&kind=dream")
+    assert bad.status_code == 400 and "Kind: memory or episode" in bad.text
+
+
+async def test_promoting_an_episode_makes_it_a_curated_memory(
+    client: Client, alice_key: str, conn: asyncpg.Connection
+) -> None:
+    exchange = {"session_id": "s-1", "turn": 1, "prompt": "Which queue?", "reply": "The invoices queue."}
+    captured = await client.post(
+        "/v1/capture/claude-code",
+        json={"exchanges": [exchange]},
+        headers={"Authorization": f"Bearer {alice_key}"},
+    )
+    assert captured.status_code == 200, captured.text
+    (episode_id,) = captured.json()["results"][0]["ids"]
+    csrf = await sign_in(client, alice_key)
+    page = (await client.get(f"/memories/{episode_id}")).text
+    assert "Promote" in page and "expires" in page
+    promoted = await client.post(f"/memories/{episode_id}/promote", data={"csrf_token": csrf})
+    assert promoted.headers["location"] == f"/memories/{episode_id}?done=promoted"
+    after = (await client.get(promoted.headers["location"])).text
+    assert "Promoted" in after and ">Promote<" not in after
+    assert await conn.fetchval("SELECT kind FROM memories WHERE public_id = $1", episode_id) == "memory"
+
+
+async def test_revealing_secrets_with_the_scope_shows_the_original_once_and_audits_it(
+    settings: Settings, embedder: LocalEmbedder, conn: asyncpg.Connection
+) -> None:
+    sealing = SecretSettings(keys={"k1": SecretStr(base64.b64encode(os.urandom(32)).decode())})
+    app = create_app(settings.model_copy(update={"secrets": sealing}), embedder=embedder)
+    key = (await scoped_key(conn, "frank", ["read", "write", "secrets:read"])).key
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    async with browser(app) as client:
+        csrf = await sign_in(client, key)
+        memory_id = await add_memory(client, csrf, f"The CI token is {token}")
+        page = (await client.get(f"/memories/{memory_id}")).text
+        assert token not in page and "Reveal secrets" in page
+        revealed = await client.post(f"/memories/{memory_id}/secrets", data={"csrf_token": csrf})
+        assert revealed.status_code == 200 and token in revealed.text
+        assert revealed.headers["cache-control"] == "no-store"
+        assert token not in (await client.get(f"/memories/{memory_id}")).text
+    assert await conn.fetchval("SELECT count(*) FROM secret_reads") == 1
+
+
+async def test_the_namespaces_page_counts_memories_episodes_and_concepts(
+    client: Client, alice_key: str, app: Litestar
+) -> None:
+    csrf = await sign_in(client, alice_key)
+    await add_memory(client, csrf, "Priya owns the Lisbon on-call rota", namespace="ops")
+    await add_memory(client, csrf, "Deploys need two approvals", namespace="ops")
+    await drain_jobs(client, app)
+    page = (await client.get("/namespaces")).text
+    row = page[page.index('href="/memories?namespace=ops"') :]
+    row = row[: row.index("</tr>")]
+    counts = [int(n) for n in re.findall(r'<td class="num">(\d+)</td>', row)]
+    assert counts[:2] == [2, 0] and counts[2] > 0, row  # memories, episodes, concepts
+    assert "Nothing shared" in page

@@ -131,6 +131,22 @@ LIMIT $3
 """
 
 
+# The concepts of several memories of the user at once (the UI's list links each to its concepts),
+# at most $3 per memory, most widespread first.
+_CONCEPTS_OF_MEMORIES = f"""
+SELECT m.public_id AS memory_id, {_CONCEPT_COLUMNS}
+FROM memories m
+JOIN namespaces n ON n.id = m.namespace_id
+CROSS JOIN LATERAL (
+    SELECT c.* FROM memory_concepts mc JOIN concepts c ON c.id = mc.concept_id
+    WHERE mc.memory_id = m.id
+    ORDER BY c.doc_freq DESC, c.id
+    LIMIT $3
+) c
+WHERE m.public_id = ANY($1::bigint[]) AND n.user_id = $2
+"""
+
+
 def concept_of(row: Any) -> ConceptOut:
     return ConceptOut(**{f: row[f] for f in ConceptOut.__struct_fields__})
 
@@ -175,3 +191,14 @@ async def neighborhood_by_depth(
 async def memory_concepts(conn: Conn, user_id: int, memory_id: int, limit: int = 50) -> list[ConceptOut]:
     """The concepts a memory of the user mentions (public ids)."""
     return [concept_of(r) for r in await conn.fetch(_MEMORY_CONCEPTS, memory_id, user_id, limit)]
+
+
+async def concepts_of_memories(
+    conn: Conn, user_id: int, memory_ids: list[int], per_memory: int = 5
+) -> dict[int, list[ConceptOut]]:
+    """The concepts each of the user's memories (public ids) mentions, at most `per_memory` each."""
+    rows = await conn.fetch(_CONCEPTS_OF_MEMORIES, memory_ids, user_id, per_memory)
+    found: dict[int, list[ConceptOut]] = {}
+    for row in rows:
+        found.setdefault(row["memory_id"], []).append(concept_of(row))
+    return found

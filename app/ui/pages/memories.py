@@ -20,7 +20,7 @@ from litestar.response import Redirect, Template
 from app.auth.scopes import SECRETS_READ
 from app.auth.sessions import UiSession
 from app.errors import ApiError, Forbidden, InvalidInput
-from app.graph.browse import memory_concepts
+from app.graph.browse import ConceptOut, concepts_of_memories, memory_concepts
 from app.memories import MemoryService
 from app.memories.schemas import MemorySecrets
 from app.memories.service import ListFilters
@@ -100,11 +100,15 @@ class MemoryPages(Controller):
         chosen = ListChoice.read(request)
         namespaces = await namespace_overview(request.app.state.db.read, session.user.id)
         error, items, next_cursor = "", [], None
+        concepts: dict[int, list[ConceptOut]] = {}
         try:
             result = await memories.list(
                 session.user.id, chosen.filters(), settings.page_size, query.get("cursor")
             )
             items, next_cursor = result.items, result.next_cursor
+            concepts = await concepts_of_memories(
+                request.app.state.db.read, session.user.id, [m.id for m in items]
+            )
         except (FormError, ApiError) as exc:
             error = exc.detail if isinstance(exc, ApiError) else str(exc)
         forgotten = query.get("forgotten_id", "")
@@ -116,6 +120,7 @@ class MemoryPages(Controller):
             namespaces=namespaces,
             chosen=chosen,
             items=items,
+            concepts=concepts,
             next_query=_with(request, cursor=next_cursor) if next_cursor else None,
             error=error,
             forgotten_id=int(forgotten) if forgotten.isdigit() else None,

@@ -22,6 +22,8 @@ from app.ui.forms import FormError
 from app.ui.web import Session, UiRequest, page
 
 LEGS = ("lexical", "dense", "graph")
+KINDS = ("memory", "episode")
+FIELDS = ("q", "namespace", "limit", "category", "tags", "kind", *(f"w_{leg}" for leg in LEGS))
 MAX_WEIGHT = 10.0
 
 
@@ -46,6 +48,17 @@ def recall_request(form: dict[str, str]) -> RecallRequest:
     data: dict[str, Any] = {"query": form["q"], "limit": limit, "explain": True}
     if form["namespace"]:
         data["namespace"] = form["namespace"]
+    filters: dict[str, Any] = {}
+    if form["category"]:
+        filters["category"] = form["category"]
+    if tags := [t.strip() for t in form["tags"].split(",") if t.strip()]:
+        filters["tags"] = tags
+    if form["kind"]:
+        if form["kind"] not in KINDS:
+            raise FormError("Kind: memory or episode")
+        filters["kinds"] = [form["kind"]]
+    if filters:
+        data["filters"] = filters
     if weights:
         data["weights"] = weights
     try:
@@ -59,10 +72,7 @@ async def recall_page(
     request: UiRequest, session: Session, recall: NamedDependency[RecallService]
 ) -> Template:
     query = request.query_params
-    form = {
-        name: query.get(name, "").strip()
-        for name in ("q", "namespace", "limit", *(f"w_{leg}" for leg in LEGS))
-    }
+    form = {name: query.get(name, "").strip() for name in FIELDS}
     namespaces = await namespace_overview(request.app.state.db.read, session.user.id)
     result, error = None, ""
     if form["q"]:
