@@ -120,7 +120,7 @@ def _stop_postmaster(data_dir: Path) -> None:
         os.kill(info.pid, signal.SIGKILL)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def memoria_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoriaServer]:
     """A real `memoria serve` on a free 127.0.0.1 port with its own embedded PostgreSQL; two users
     (alice and bob) with a read+write key each, created with the CLI against the same database."""
@@ -178,7 +178,7 @@ def memoria_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memoria
         _stop_postmaster(data_dir)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Browser]:
     with sync_playwright() as playwright:
         chromium = launch(playwright)
@@ -251,7 +251,7 @@ GRAPH_MEMORIES = (
 CONCEPT_TIMEOUT_S = 90.0
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def graph_seeded(memoria_server: MemoriaServer) -> str:
     """Memories that share names (Priya, Lisbon, Rust), stored once; returns the concept query to
     search for. Indexing runs in background jobs: see `wait_for_concept`."""
