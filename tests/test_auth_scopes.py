@@ -31,6 +31,7 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("DELETE", "/v1/memories/{memory_id}"): WRITE,
     ("GET", "/v1/memories/{memory_id}/secrets"): SECRETS_READ,
     ("POST", "/v1/memories/{memory_id}/promote"): WRITE,
+    ("POST", "/v1/memories/{memory_id}/restore"): WRITE,
     ("POST", "/v1/capture/claude-code"): WRITE,
     ("POST", "/v1/recall"): READ,
     ("GET", "/v1/namespaces"): READ,
