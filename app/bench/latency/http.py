@@ -59,21 +59,31 @@ def request_split(phases: dict[str, float], client_ms: float) -> dict[str, float
     return split
 
 
+UNAVAILABLE = 503
+"""A recall that ran out of time (statement timeout, request deadline): counted and timed, not fatal."""
+
+
 async def _drive(
     client: httpx.AsyncClient, bodies: Sequence[dict[str, Any]], concurrency: int
-) -> tuple[list[float], list[dict[str, float]], float]:
+) -> tuple[list[float], list[dict[str, float]], float, int]:
     """POST every body with `concurrency` requests in flight; (per-request ms, per-request split
-    from the `Server-Timing` header when the server sends one, wall seconds)."""
+    from the `Server-Timing` header when the server sends one, wall seconds, answers that ran out
+    of time). A 503 is timed like any answer (it is what the client waited) and counted; any other
+    error ends the run."""
     pending = iter(bodies)
     samples: list[float] = []
     splits: list[dict[str, float]] = []
+    timed_out = 0
 
     async def worker() -> None:
         for body in pending:
             began = time.perf_counter()
             response = await client.post("/v1/recall", json=body)
             elapsed = (time.perf_counter() - began) * 1000.0
-            if response.status_code != 200:
+            if response.status_code == UNAVAILABLE:
+                nonlocal timed_out
+                timed_out += 1
+            elif response.status_code != 200:
                 raise RuntimeError(f"recall answered {response.status_code}: {response.text[:300]}")
             samples.append(elapsed)
             if "server-timing" in response.headers:
@@ -81,7 +91,7 @@ async def _drive(
 
     began = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(concurrency)))
-    return samples, splits, time.perf_counter() - began
+    return samples, splits, time.perf_counter() - began, timed_out
 
 
 def median_split(splits: Sequence[dict[str, float]]) -> dict[str, float]:
@@ -106,14 +116,20 @@ async def http_latency(
         samples: dict[str, list[float]] = {mode: [] for mode in MODES}
         splits: dict[str, list[dict[str, float]]] = {mode: [] for mode in MODES}
         wall: dict[str, float] = dict.fromkeys(MODES, 0.0)
+        timed_out: dict[str, int] = dict.fromkeys(MODES, 0)
         for mode, texts in paired_blocks({m: t[WARMUP:] for m, t in texts_of.items()}):
-            values, split, seconds = await _drive(
+            values, split, seconds, failed = await _drive(
                 client, [request_body(t, scope.namespace, mode) for t in texts], concurrency
             )
             samples[mode] += values
             splits[mode] += split
             wall[mode] += seconds
+            timed_out[mode] += failed
     return {
-        mode: {**latency_summary(values, wall[mode]), "split": median_split(splits[mode])}
+        mode: {
+            **latency_summary(values, wall[mode]),
+            "split": median_split(splits[mode]),
+            "timed_out": timed_out[mode],
+        }
         for mode, values in samples.items()
     }
