@@ -36,6 +36,33 @@ COMMENT ON FUNCTION public.memoria_public_id() IS 'A random id in [1, 9007199254
 
 
 --
+-- Name: memoria_scope_lexeme(bigint); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.memoria_scope_lexeme(namespace_id bigint) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN ('namespace '::text || namespace_id);
+
+
+--
+-- Name: memoria_scope_query(bigint, tsquery); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.memoria_scope_query(namespace_id bigint, query tsquery) RETURNS tsquery
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN (query && (quote_literal(public.memoria_scope_lexeme(namespace_id)))::tsquery);
+
+
+--
+-- Name: memoria_scope_search(bigint, tsvector); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.memoria_scope_search(namespace_id bigint, search_vector tsvector) RETURNS tsvector
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN (search_vector || array_to_tsvector(ARRAY[public.memoria_scope_lexeme(namespace_id)]));
+
+
+--
 -- Name: memoria_tags_text(text[]); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -681,6 +708,20 @@ CREATE INDEX memories_pinned_idx ON public.memories USING btree (namespace_id) W
 --
 
 CREATE UNIQUE INDEX memories_public_id_key ON public.memories USING btree (public_id);
+
+
+--
+-- Name: memories_scope_search_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX memories_scope_search_idx ON public.memories USING gin (public.memoria_scope_search(namespace_id, search_vector)) WHERE (deleted_at IS NULL);
+
+
+--
+-- Name: memories_scope_vectors_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX memories_scope_vectors_idx ON public.memories USING btree (namespace_id) INCLUDE (id, is_sensitive, embedding_model, embedding) WHERE ((deleted_at IS NULL) AND (embedding IS NOT NULL));
 
 
 --

@@ -195,7 +195,9 @@ async def test_short_recalls_are_counted_only_from_a_scope_known_to_hold_more(
     settings: Settings, embedder: LocalEmbedder, alice: dict[str, str]
 ) -> None:
     # four memories make a "big" scope once EXACT_SCAN_BELOW is 3: it is known to hold at least 3
-    big_at_three = _with_token(settings, recall=RecallSettings(exact_scan_below=3))
+    big_at_three = _with_token(
+        settings, recall=RecallSettings(exact_scan_below=3, exact_scan_per_sqrt_rows=0)
+    )
     contents = [
         ("the boiler needs a yearly service", "house"),
         ("water the tomatoes every evening", "garden"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncpg
 import pytest
 
+from app.auth.service import create_user
 from app.db.migrate import current_revision, downgrade_to, head_revision, upgrade_to_head
 from app.db.schema_check import SchemaMismatch, check_embedding_dimension
 
@@ -116,3 +117,42 @@ async def test_the_graph_holds_no_column_that_nothing_writes(conn: asyncpg.Conne
     }
     assert ("concept_edges", "valid_to") not in columns
     assert ("memory_concepts", "weight") not in columns
+
+
+async def _scope_indexes(conn: asyncpg.Connection) -> set[str]:
+    rows = await conn.fetch("SELECT indexname FROM pg_indexes WHERE indexname LIKE 'memories_scope_%'")
+    return {r["indexname"] for r in rows}
+
+
+async def _store_one(conn: asyncpg.Connection, dimension: int) -> None:
+    user_id = await create_user(conn, "wide")
+    namespace_id = await conn.fetchval(
+        "INSERT INTO namespaces (user_id, name) VALUES ($1, 'wide') RETURNING id", user_id
+    )
+    vector = "[" + ",".join(["0.123"] * dimension) + "]"
+    await conn.execute(
+        "INSERT INTO memories (namespace_id, content, content_hash, embedding, embedding_model) "
+        "VALUES ($1, 'a wide vector', sha256('a wide vector'), $2::halfvec, 'voyage-3.5')",
+        namespace_id,
+        vector,
+    )
+
+
+async def test_a_voyage_width_vector_fits_the_scope_vectors_index(fresh_database: str) -> None:
+    upgrade_to_head(fresh_database, 1024)
+    conn = await asyncpg.connect(fresh_database)
+    try:
+        assert await _scope_indexes(conn) == {"memories_scope_vectors_idx", "memories_scope_search_idx"}
+        await _store_one(conn, 1024)  # a btree entry holds ~2.7 KB; this one is ~2.1 KB
+    finally:
+        await conn.close()
+
+
+async def test_wider_vectors_than_a_btree_entry_holds_get_no_scope_vectors_index(fresh_database: str) -> None:
+    upgrade_to_head(fresh_database, 1536)
+    conn = await asyncpg.connect(fresh_database)
+    try:
+        assert await _scope_indexes(conn) == {"memories_scope_search_idx"}
+        await _store_one(conn, 1536)
+    finally:
+        await conn.close()

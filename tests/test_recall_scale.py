@@ -33,6 +33,7 @@ from app.db.urls import with_database
 from app.embeddings import LocalEmbedder
 from app.memories.service import content_hash
 from app.recall.schemas import LegWeights, RecallFilters, RecallRequest
+from app.recall.scope_sizes import ScopeSizes
 from app.recall.service import RecallService, set_local_sql
 from app.recall.sql import recall_statement
 from app.settings import DatabaseSettings, EmbeddingSettings, MemorySettings, RecallSettings
@@ -44,6 +45,8 @@ RARE_TAG_ROWS = 40  # rows of "big" tagged "rare"
 HNSW_INDEX = "memories_embedding_hnsw_idx"
 GIN_INDEX = "memories_search_idx"
 NAMESPACE_INDEX = "memories_ns_created_idx"
+SCOPE_VECTORS_INDEX = "memories_scope_vectors_idx"
+SCOPE_SEARCH_INDEX = "memories_scope_search_idx"
 EDGE_INDEXES = {"concept_edges_source_strongest_idx", "concept_edges_target_strongest_idx"}
 WORDS = [f"{a}{b}" for a in ("kel", "mor", "tav", "rin", "sol", "dun", "pel", "vor") for b in range(60)]
 
@@ -249,12 +252,14 @@ async def test_the_cached_generic_plan_uses_hnsw_for_dense_and_gin_for_lexical(
     parts = plan_summary(json.loads(raw)[0])["parts"]
     assert HNSW_INDEX in parts["CTE dense_ann"]["indexes"], parts
     assert GIN_INDEX in parts["CTE lexical_strict"]["indexes"], parts
-    # the exact scan reads its namespaces through their index, never the whole table
-    assert parts["CTE dense_exact"]["indexes"] == [NAMESPACE_INDEX], parts
+    # the exact scan reads its namespaces through an index, never the whole table: the vectors
+    # index alone without row filters, the namespace index and the table with them
+    assert parts["CTE dense_exact"]["indexes"] == sorted([NAMESPACE_INDEX, SCOPE_VECTORS_INDEX]), parts
+    assert "Index Only Scan" in parts["CTE dense_exact"]["nodes"], parts
     assert "Seq Scan" not in parts["CTE dense_exact"]["nodes"], parts
-    # small scopes intersect the text index with their namespaces' index
-    assert "BitmapAnd" in parts["CTE lexical_strict"]["nodes"], parts
-    assert {GIN_INDEX, NAMESPACE_INDEX} <= set(parts["CTE lexical_strict"]["indexes"]), parts
+    # small scopes ask the scoped text index for their namespaces' matches alone, no BitmapAnd
+    assert parts["CTE lexical_strict"]["indexes"] == sorted([GIN_INDEX, SCOPE_SEARCH_INDEX]), parts
+    assert "BitmapAnd" not in parts["CTE lexical_strict"]["nodes"], parts
     # the graph walk reads each concept's strongest edges in order, from the index on either end
     nodes = [node for _, _, node in walk_plan(json.loads(raw)[0]["Plan"])]
     edge_reads = [node for node in nodes if node.get("Relation Name") == "concept_edges"]
@@ -340,3 +345,95 @@ async def _explain_generic(conn: asyncpg.Connection, args: tuple[Any, ...]) -> s
     )
     await conn.execute("DEALLOCATE recall_generic")
     return raw
+
+
+def _memory_reads(raw: str, part: str) -> dict[str, tuple[int, int]]:
+    """Per index that `part` read `memories` through: (loops run, table rows fetched)."""
+    reads: dict[str, tuple[int, int]] = {}
+    for name, _, node in walk_plan(json.loads(raw)[0]["Plan"]):
+        if name == part and node.get("Relation Name") == "memories":
+            key, runs = node.get("Index Name", node["Node Type"]), node.get("Actual Loops", 0)
+            loops, fetched = reads.get(key, (0, 0))
+            heap = node.get("Heap Fetches", node.get("Actual Rows", 0)) * runs
+            reads[key] = (loops + runs, fetched + heap)
+    return reads
+
+
+async def test_an_exact_scan_without_row_filters_reads_the_scope_vectors_index_alone(
+    scale_table: ScaleTable, one_connection_db: Database, embedder: LocalEmbedder
+) -> None:
+    db, timer = one_connection_db, StatementTimer(recall_statement())
+    async with db.read.acquire() as conn:
+        conn.add_query_logger(timer)
+    response = await _service(db, embedder).recall(
+        scale_table.user_id, RecallRequest(query="notes", namespace="mid", weights=DENSE_ONLY)
+    )
+    await asyncio.sleep(0)
+    (_, args), *_ = timer.records
+    async with db.read.acquire() as conn, conn.transaction(readonly=True):
+        raw = await _explain_generic(conn, args)
+    assert len(response.results) == 10
+    # the table was vacuumed: its vectors come from the index, not one table page per memory
+    reads = _memory_reads(raw, "CTE dense_exact")
+    assert reads.pop(SCOPE_VECTORS_INDEX) == (1, 0)
+    assert all(loops == 0 for loops, _ in reads.values()), reads  # the row-filter branch never ran
+
+
+async def test_an_exact_scan_with_a_row_filter_reads_the_table(
+    scale_table: ScaleTable, one_connection_db: Database, embedder: LocalEmbedder
+) -> None:
+    db, timer = one_connection_db, StatementTimer(recall_statement())
+    async with db.read.acquire() as conn:
+        conn.add_query_logger(timer)
+    request = RecallRequest(
+        query="notes", namespace="mid", weights=DENSE_ONLY, filters=RecallFilters(tags=["scale"])
+    )
+    response = await _service(db, embedder).recall(scale_table.user_id, request)
+    await asyncio.sleep(0)
+    (_, args), *_ = timer.records
+    async with db.read.acquire() as conn, conn.transaction(readonly=True):
+        raw = await _explain_generic(conn, args)
+    assert len(response.results) == 10 and all("scale" in h.tags for h in response.results)
+    reads = _memory_reads(raw, "CTE dense_exact")
+    assert reads.pop(SCOPE_VECTORS_INDEX)[0] == 0
+    # one read of the table (through the namespace index), every row of the scope fetched
+    assert list(reads.values()) == [(1, SCOPES["mid"])], reads
+
+
+@pytest.mark.parametrize(
+    ("per_sqrt_table", "small"),
+    # √20,000 ≈ 141: 10 x 141 = 1,414 rows, 20 x 141 = 2,828 rows
+    [(10.0, {"tiny", "small"}), (20.0, {"tiny", "small", "mid"}), (0.0, {"tiny", "small"})],
+)
+async def test_the_small_scope_threshold_grows_with_the_square_root_of_the_table(
+    scale_table: ScaleTable, scale_db: Database, per_sqrt_table: float, small: set[str]
+) -> None:
+    sizes = ScopeSizes(floor=1_000, per_sqrt_table=per_sqrt_table, ttl_s=60)
+    async with scale_db.read.acquire() as conn:
+        ids = {r["name"]: r["id"] for r in await conn.fetch("SELECT id, name FROM namespaces")}
+        found = {name for name, namespace_id in ids.items() if await sizes.is_small(conn, [namespace_id])}
+    assert found == small
+    assert sizes.threshold == max(1_000, int(per_sqrt_table * TOTAL**0.5))
+
+
+async def test_a_count_capped_below_a_grown_threshold_is_counted_again(scale_db: Database) -> None:
+    sizes = ScopeSizes(floor=1_000, per_sqrt_table=20.0, ttl_s=60)
+    async with scale_db.read.acquire() as conn:
+        mid = await conn.fetchval("SELECT id FROM namespaces WHERE name = 'mid'")
+        # a count taken when the threshold was 1,000 (an empty table) stopped there: "1,000 or more"
+        sizes._table_rows = (float("inf"), 0)
+        assert not await sizes.is_small(conn, [mid])
+        # the table grew: 1,000 or more says nothing against 2,828, so it is counted again
+        sizes._table_rows = (-float("inf"), 0)
+        assert await sizes.is_small(conn, [mid])
+
+
+async def test_a_query_of_stop_words_finds_nothing_lexical_in_a_small_scope(
+    scale_table: ScaleTable, scale_db: Database, embedder: LocalEmbedder
+) -> None:
+    # the words AND the namespace's lexeme: with no words left, that would be every memory in it
+    response = await _service(scale_db, embedder).recall(
+        scale_table.user_id,
+        RecallRequest(query="the of and", namespace="mid", weights=LegWeights(dense=0, graph=0)),
+    )
+    assert response.results == []

@@ -48,7 +48,14 @@ class UiSession:
 
     def csrf_matches(self, given: str | None) -> bool:
         """Whether a form's token is this session's (constant-time)."""
-        return given is not None and hmac.compare_digest(given.encode(), self.csrf_token.encode())
+        return tokens_match(given, self.csrf_token)
+
+
+def tokens_match(given: str | None, expected: str | None) -> bool:
+    """Whether two form tokens are the same non-empty token, compared in constant time."""
+    if not given or not expected:
+        return False
+    return hmac.compare_digest(given.encode(), expected.encode())
 
 
 def _hash(token: str) -> bytes:

@@ -118,21 +118,8 @@ class Neighborhood(msgspec.Struct, kw_only=True):
     edges: list[GraphEdge]
 
 
-# The concepts a memory mentions (for the memory's page), most widespread first.
-_MEMORY_CONCEPTS = f"""
-SELECT {_CONCEPT_COLUMNS}
-FROM memories m
-JOIN namespaces n ON n.id = m.namespace_id
-JOIN memory_concepts mc ON mc.memory_id = m.id
-JOIN concepts c ON c.id = mc.concept_id
-WHERE m.public_id = $1 AND n.user_id = $2
-ORDER BY c.doc_freq DESC, c.id
-LIMIT $3
-"""
-
-
-# The concepts of several memories of the user at once (the UI's list links each to its concepts),
-# at most $3 per memory, most widespread first.
+# The concepts of some of the user's memories (a UI list page links each to its concepts, a memory's
+# page to all of them), at most $3 per memory, most widespread first.
 _CONCEPTS_OF_MEMORIES = f"""
 SELECT m.public_id AS memory_id, {_CONCEPT_COLUMNS}
 FROM memories m
@@ -144,6 +131,7 @@ CROSS JOIN LATERAL (
     LIMIT $3
 ) c
 WHERE m.public_id = ANY($1::bigint[]) AND n.user_id = $2
+ORDER BY m.public_id, c.doc_freq DESC, c.id
 """
 
 
@@ -189,8 +177,8 @@ async def neighborhood_by_depth(
 
 
 async def memory_concepts(conn: Conn, user_id: int, memory_id: int, limit: int = 50) -> list[ConceptOut]:
-    """The concepts a memory of the user mentions (public ids)."""
-    return [concept_of(r) for r in await conn.fetch(_MEMORY_CONCEPTS, memory_id, user_id, limit)]
+    """The concepts a memory of the user mentions (public ids), most widespread first."""
+    return (await concepts_of_memories(conn, user_id, [memory_id], limit)).get(memory_id, [])
 
 
 async def concepts_of_memories(

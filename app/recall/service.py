@@ -86,7 +86,9 @@ class RecallService:
         self._graph = graph or GraphSettings()
         self._metrics = metrics or RecallMetrics()
         self._set_local = set_local_sql(settings)
-        self._scope_sizes = ScopeSizes(settings.exact_scan_below, settings.scope_size_ttl_s)
+        self._scope_sizes = ScopeSizes(
+            settings.exact_scan_below, settings.exact_scan_per_sqrt_rows, settings.scope_size_ttl_s
+        )
         self._scope_ids: dict[tuple[int, tuple[str, ...] | None], tuple[float, list[int]]] = {}
         self._common_lexemes = CommonLexemes(settings.common_lexeme_fraction, settings.common_lexemes_ttl_s)
 
@@ -299,7 +301,7 @@ class RecallService:
         small_scope: bool,
     ) -> None:
         """Into the recall metrics: the time since `started`, per leg the returned hits it ranked,
-        and whether the answer is short for a big scope (one counted at `exact_scan_below` or more)."""
+        and whether the answer is short for a big scope (one counted at the small-scope threshold or more)."""
         lexical = dense = graph = 0
         for row in rows:
             lexical += row["lexical_rank"] is not None
@@ -311,7 +313,7 @@ class RecallService:
             (lexical, dense, graph),
             results=len(rows),
             limit=request.limit,
-            scope_at_least=0 if small_scope else max(self._settings.exact_scan_below, 0),
+            scope_at_least=0 if small_scope else self._scope_sizes.threshold,
             filtered=bool(
                 filters.category
                 or filters.tags

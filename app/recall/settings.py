@@ -49,6 +49,13 @@ class RecallSettings(Section):
         description="scopes with fewer memories use an exact scan instead of the HNSW index (faster "
         "there, and never short), and read lexical matches through their namespaces' index; 0: never",
     )
+    exact_scan_per_sqrt_rows: float = Field(
+        default=40.0,
+        ge=0,
+        description="in a bigger table, scopes below this many times the square root of the table's rows "
+        "count as small too (an HNSW walk past other namespaces' rows grows with the table, the exact "
+        "scan only with the scope): 40 makes it 40k at 1M rows",
+    )
     scope_size_ttl_s: float = Field(default=60.0, ge=0, description="how long a scope's row count is cached")
     common_lexeme_fraction: float = Field(
         default=0.01,

@@ -5,7 +5,7 @@ The store path (`load.store_corpus`) writes every memory into the HNSW and GIN i
 about 1.6 ms of a memory's SQL, and embeds 100 texts per call; a million memories that way is hours
 on two cores. Here every memory still goes through `MemoryService.prepare` (the validation and
 credential redaction of every write), the model embeds 512 texts a batch, two calls at once, while the
-previous batch is copied in, and for a load of `rebuild_at` rows or more the two indexes are dropped first and
+previous batch is copied in, and for a load of `rebuild_at` rows or more the big indexes are dropped first and
 built afterwards with `maintenance_work_mem` and a parallel worker, which is how an index over a
 whole table is meant to be built. Not CONCURRENTLY: the scratch database has no readers to spare.
 The rows are the ones the store route would write (same columns, hashes, vectors, model id); the
@@ -40,12 +40,17 @@ REBUILD_AT = 50_000
 MAINTENANCE_WORK_MEM = "2GB"  # the HNSW graph of a million 384-d halfvecs fits, so it is built in memory
 PARALLEL_WORKERS = 1  # with the leader, both cores
 
-# The two indexes built after a big load, as the migrations create them (a test holds them to
+# The indexes built after a big load, as the migrations create them (a test holds them to
 # migrations/schema.sql): a load killed midway leaves them missing, and the next run builds them.
 INDEXES = {
     "memories_embedding_hnsw_idx": "CREATE INDEX memories_embedding_hnsw_idx ON public.memories "
     "USING hnsw (embedding public.halfvec_cosine_ops) WITH (m='16', ef_construction='64')",
     "memories_search_idx": "CREATE INDEX memories_search_idx ON public.memories USING gin (search_vector)",
+    "memories_scope_search_idx": "CREATE INDEX memories_scope_search_idx ON public.memories USING gin "
+    "(public.memoria_scope_search(namespace_id, search_vector)) WHERE (deleted_at IS NULL)",
+    "memories_scope_vectors_idx": "CREATE INDEX memories_scope_vectors_idx ON public.memories USING btree "
+    "(namespace_id) INCLUDE (id, is_sensitive, embedding_model, embedding) "
+    "WHERE ((deleted_at IS NULL) AND (embedding IS NOT NULL))",
 }
 
 COLUMNS = (

@@ -7,7 +7,6 @@ token PostgreSQL keeps only hashed (app.auth.sessions).
 
 from __future__ import annotations
 
-import hmac
 import secrets
 
 from litestar import get, post
@@ -18,7 +17,7 @@ from litestar.response import Redirect, Template
 from app.auth.gate import Gate
 from app.auth.middleware import client_host
 from app.auth.scopes import READ
-from app.auth.sessions import end_session, find_session, start_session
+from app.auth.sessions import end_session, find_session, start_session, tokens_match
 from app.errors import TooManyRequests
 from app.ui.settings import UiSettings
 from app.ui.web import SESSION_COOKIE, SIGNIN_CSRF_COOKIE, UiRequest, form_text, page, safe_next, see_other
@@ -79,7 +78,7 @@ async def signin(request: UiRequest) -> Template | Redirect:
     form = await request.form()
     next_path = form_text(form, "next")
     sent, expected = form_text(form, "csrf_token"), request.cookies.get(SIGNIN_CSRF_COOKIE, "")
-    if not sent or not expected or not hmac.compare_digest(sent.encode(), expected.encode()):
+    if not tokens_match(sent, expected):
         return _signin_form(
             request, settings, next_path, status_code=403, error="The sign-in form expired. Please try again."
         )
