@@ -32,7 +32,7 @@ from app.db.plans import StatementTimer, plan_summary, walk_plan
 from app.db.urls import with_database
 from app.embeddings import LocalEmbedder
 from app.memories.service import content_hash
-from app.recall.schemas import LegWeights, RecallFilters, RecallRequest
+from app.recall.schemas import LegWeights, RecallFilters, RecallRequest, RecallResponse
 from app.recall.scope_sizes import ScopeSizes
 from app.recall.service import RecallService, set_local_sql
 from app.recall.sql import recall_statement
@@ -315,18 +315,29 @@ def _memory_rows_read(node: dict[str, Any]) -> float:
 async def test_a_user_without_namespaces_recalls_nothing_and_reads_no_memories(
     one_connection_db: Database, embedder: LocalEmbedder
 ) -> None:
-    db, timer = one_connection_db, StatementTimer(recall_statement())
-    async with db.write.acquire() as conn:
+    async with one_connection_db.write.acquire() as conn:
         newcomer = await create_user(conn, f"newcomer-{uuid.uuid4().hex[:8]}")
-        conn.add_query_logger(timer)
     # "note" is in every row: a plan that filters by namespace after the text index reads them all
-    response = await _service(db, embedder).recall(newcomer, RecallRequest(query="note scale"))
+    response, raw = await _recall_explained(
+        one_connection_db, embedder, newcomer, RecallRequest(query="note scale")
+    )
+    assert response.results == []
+    assert _memory_rows_read(json.loads(raw)[0]["Plan"]) == 0
+
+
+async def _recall_explained(
+    db: Database, embedder: LocalEmbedder, user_id: int, request: RecallRequest
+) -> tuple[RecallResponse, str]:
+    """A recall by the real service, and EXPLAIN ANALYZE of the generic plan with its arguments."""
+    timer = StatementTimer(recall_statement())
+    async with db.read.acquire() as conn:
+        conn.add_query_logger(timer)
+    response = await _service(db, embedder).recall(user_id, request)
     await asyncio.sleep(0)
     (_, args), *_ = timer.records
     async with db.read.acquire() as conn, conn.transaction(readonly=True):
         raw = await _explain_generic(conn, args)
-    assert response.results == []
-    assert _memory_rows_read(json.loads(raw)[0]["Plan"]) == 0
+    return response, raw
 
 
 async def _explain_generic(conn: asyncpg.Connection, args: tuple[Any, ...]) -> str:
@@ -362,16 +373,12 @@ def _memory_reads(raw: str, part: str) -> dict[str, tuple[int, int]]:
 async def test_an_exact_scan_without_row_filters_reads_the_scope_vectors_index_alone(
     scale_table: ScaleTable, one_connection_db: Database, embedder: LocalEmbedder
 ) -> None:
-    db, timer = one_connection_db, StatementTimer(recall_statement())
-    async with db.read.acquire() as conn:
-        conn.add_query_logger(timer)
-    response = await _service(db, embedder).recall(
-        scale_table.user_id, RecallRequest(query="notes", namespace="mid", weights=DENSE_ONLY)
+    response, raw = await _recall_explained(
+        one_connection_db,
+        embedder,
+        scale_table.user_id,
+        RecallRequest(query="notes", namespace="mid", weights=DENSE_ONLY),
     )
-    await asyncio.sleep(0)
-    (_, args), *_ = timer.records
-    async with db.read.acquire() as conn, conn.transaction(readonly=True):
-        raw = await _explain_generic(conn, args)
     assert len(response.results) == 10
     # the table was vacuumed: its vectors come from the index, not one table page per memory
     reads = _memory_reads(raw, "CTE dense_exact")
@@ -382,17 +389,10 @@ async def test_an_exact_scan_without_row_filters_reads_the_scope_vectors_index_a
 async def test_an_exact_scan_with_a_row_filter_reads_the_table(
     scale_table: ScaleTable, one_connection_db: Database, embedder: LocalEmbedder
 ) -> None:
-    db, timer = one_connection_db, StatementTimer(recall_statement())
-    async with db.read.acquire() as conn:
-        conn.add_query_logger(timer)
     request = RecallRequest(
         query="notes", namespace="mid", weights=DENSE_ONLY, filters=RecallFilters(tags=["scale"])
     )
-    response = await _service(db, embedder).recall(scale_table.user_id, request)
-    await asyncio.sleep(0)
-    (_, args), *_ = timer.records
-    async with db.read.acquire() as conn, conn.transaction(readonly=True):
-        raw = await _explain_generic(conn, args)
+    response, raw = await _recall_explained(one_connection_db, embedder, scale_table.user_id, request)
     assert len(response.results) == 10 and all("scale" in h.tags for h in response.results)
     reads = _memory_reads(raw, "CTE dense_exact")
     assert reads.pop(SCOPE_VECTORS_INDEX)[0] == 0
