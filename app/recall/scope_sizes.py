@@ -1,8 +1,9 @@
 """Live-memory counts per namespace, cached briefly: whether a recall's scope is small.
 
-A small scope is scanned exactly by the dense leg and read through its namespaces' index by the
-lexical leg; a big one goes through the HNSW and text indexes. A count that is a minute old is as
-good as a fresh one for that, and counting 50k rows is not free.
+A small scope is scanned exactly by the dense leg and read namespace by namespace by the lexical
+leg (the per-namespace indexes of migration 0011); a big one goes through the HNSW and text
+indexes. A count that is a minute old is as good as a fresh one for that, and counting 50k rows is
+not free.
 
 What counts as small grows with the table. The exact scan costs in proportion to the scope's rows
 (an index-only scan of its vectors, ~0.7 µs a row here). The filtered HNSW walk costs in

@@ -47,7 +47,7 @@ class RecallSettings(Section):
         default=8000,
         ge=0,
         description="scopes with fewer memories use an exact scan instead of the HNSW index (faster "
-        "there, and never short), and read lexical matches through their namespaces' index; 0: never",
+        "there, and never short), and ask the text index for their namespaces' matches alone; 0: never",
     )
     exact_scan_per_sqrt_rows: float = Field(
         default=40.0,
