@@ -672,7 +672,7 @@ CREATE INDEX memories_curated_rank_idx ON public.memories USING btree (namespace
 -- Name: memories_embedding_hnsw_idx; Type: INDEX; Schema: public; Owner: -
 --
 
-CREATE INDEX memories_embedding_hnsw_idx ON public.memories USING hnsw (embedding public.halfvec_cosine_ops) WITH (m='16', ef_construction='64');
+CREATE INDEX memories_embedding_hnsw_idx ON public.memories USING hnsw (embedding public.halfvec_cosine_ops) WITH (m='16', ef_construction='128');
 
 
 --

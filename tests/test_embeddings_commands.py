@@ -204,7 +204,12 @@ async def test_reembed_moves_every_memory_to_a_wider_model(
         "concepts.embedding": "halfvec(1024)",
     }
     indexes = await _embedding_indexes(job_conn)
-    assert set(indexes) == {"memories_embedding_hnsw_idx", "memories_unembedded_idx"}
+    # 1,024 dimensions still fit a btree entry: the per-namespace vectors index moved with them
+    assert set(indexes) == {
+        "memories_embedding_hnsw_idx",
+        "memories_unembedded_idx",
+        "memories_scope_vectors_idx",
+    }
     assert all(valid for valid, _ in indexes.values())
     assert "hnsw (embedding halfvec_cosine_ops)" in indexes["memories_embedding_hnsw_idx"][1]
     assert "WHERE ((embedding IS NULL)" in indexes["memories_unembedded_idx"][1]
@@ -229,6 +234,28 @@ async def test_reembed_moves_every_memory_to_a_wider_model(
         )
     assert nearest == "Deploy note 2"
     await target.close()
+
+
+async def test_reembed_to_vectors_wider_than_a_btree_entry_drops_the_scope_vectors_index(
+    client: Client, alice: dict[str, str], job_conn: asyncpg.Connection, db_url: str
+) -> None:
+    await _seed(client, alice, job_conn)
+    with FakeEmbeddingServer(dimension=1536) as fake1536:
+        target = await openai_compatible(fake1536.url, 1536)
+        report = await reembed(
+            job_conn, guarded(target), options=ReembedOptions(batch_size=3), progress=Recorder()
+        )
+        assert report.dimension == 1536
+        indexes = await _embedding_indexes(job_conn)
+        assert set(indexes) == {"memories_embedding_hnsw_idx", "memories_unembedded_idx"}
+        # a 3 KB vector would not fit that index's entry: storing works without it
+        async with serving(db_url, target, openai_settings(fake1536.url, 1536)) as (served, headers):
+            (new_id,) = await _store(served, headers, [{"content": "Stored after the switch"}])
+        dims = await job_conn.fetchval(
+            "SELECT vector_dims(embedding) FROM memories WHERE public_id = $1", new_id
+        )
+        assert dims == 1536
+        await target.close()
 
 
 async def test_reembed_resumes_after_an_interruption(

@@ -61,7 +61,7 @@ async def test_hot_path_indexes_exist(conn: asyncpg.Connection) -> None:
     }
     hnsw = indexes["memories_embedding_hnsw_idx"]
     assert "USING hnsw (embedding halfvec_cosine_ops)" in hnsw
-    assert "m='16'" in hnsw and "ef_construction='64'" in hnsw
+    assert "m='16'" in hnsw and "ef_construction='128'" in hnsw
     assert "USING gin (search_vector)" in indexes["memories_search_idx"]
     assert "(namespace_id, created_at DESC, id DESC)" in indexes["memories_ns_created_idx"]
     assert "UNIQUE" in indexes["memories_ns_hash_live_idx"]

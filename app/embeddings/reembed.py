@@ -53,6 +53,8 @@ NEXT_TODO = "SELECT id, content, is_sensitive, content_hash " + _TODO + " AND id
 WRITE_SIDE = f"""
 UPDATE memories SET {SIDE} = $2, {SIDE_MODEL} = $3, {SIDE_HASH} = $4 WHERE id = $1 AND content_hash = $4
 """
+BTREE_VECTOR_INDEXES = frozenset({"memories_scope_vectors_idx"})
+MAX_BTREE_VECTOR_DIMENSION = 1024
 INDEXES_ON = """
 SELECT DISTINCT c.relname AS name, pg_get_indexdef(i.indexrelid) AS definition
 FROM pg_index i
@@ -148,9 +150,9 @@ async def _reembed(
     if current == router.dimension:
         report.copied = await _copy_same_model(conn, router, options)
     report.embedded = await _fill(conn, router, options, progress, "embed")
-    await _mirror_indexes(conn)
+    await _mirror_indexes(conn, router.dimension)
     report.embedded += await _fill(conn, router, options, progress, "catch up")
-    await _mirror_indexes(conn)  # an index added meanwhile gets its mirror too
+    await _mirror_indexes(conn, router.dimension)  # an index added meanwhile gets its mirror too
     # Other vectors (the concept graph's) are of the old model: keep them only when nothing changed.
     reset_others = current != router.dimension or previous_model != router.model_id
     report.raced_swap, report.cleared_columns = await _swap(conn, router, current, reset_others, options)
@@ -223,9 +225,18 @@ async def _fill(
     )
 
 
-async def _mirror_indexes(conn: asyncpg.Connection) -> None:
-    """Build (or finish) the side columns' copies of every index on the embedding columns."""
+def holds_width(index: str, dimension: int) -> bool:
+    """Whether `index` can hold vectors of `dimension`: a btree entry holds about 2.7 KB, so the
+    per-namespace vectors index (migration 0011) is made only up to 1,024 dimensions."""
+    return index not in BTREE_VECTOR_INDEXES or dimension <= MAX_BTREE_VECTOR_DIMENSION
+
+
+async def _mirror_indexes(conn: asyncpg.Connection, dimension: int) -> None:
+    """Build (or finish) the side columns' copies of every index on the embedding columns that can
+    hold the new width (one that cannot goes with the old column at the swap)."""
     for index in await conn.fetch(INDEXES_ON, ["embedding", "embedding_model"]):
+        if not holds_width(index["name"], dimension):
+            continue
         mirror = mirror_name(index["name"])
         valid = await conn.fetchval(
             "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
@@ -281,7 +292,8 @@ async def _swap_once(
     await conn.execute(f"ALTER TABLE memories RENAME COLUMN {SIDE} TO embedding")
     await conn.execute(f"ALTER TABLE memories RENAME COLUMN {SIDE_MODEL} TO embedding_model")
     for name in indexes:
-        await conn.execute(f"ALTER INDEX {_quote(mirror_name(name))} RENAME TO {_quote(name)}")
+        if holds_width(name, router.dimension):
+            await conn.execute(f"ALTER INDEX {_quote(mirror_name(name))} RENAME TO {_quote(name)}")
     cleared: list[str] = []
     if reset_others:
         # Vectors of the old model elsewhere (concepts.embedding) are meaningless now: reset them

@@ -44,7 +44,7 @@ PARALLEL_WORKERS = 1  # with the leader, both cores
 # migrations/schema.sql): a load killed midway leaves them missing, and the next run builds them.
 INDEXES = {
     "memories_embedding_hnsw_idx": "CREATE INDEX memories_embedding_hnsw_idx ON public.memories "
-    "USING hnsw (embedding public.halfvec_cosine_ops) WITH (m='16', ef_construction='64')",
+    "USING hnsw (embedding public.halfvec_cosine_ops) WITH (m='16', ef_construction='128')",
     "memories_search_idx": "CREATE INDEX memories_search_idx ON public.memories USING gin (search_vector)",
     "memories_scope_search_idx": "CREATE INDEX memories_scope_search_idx ON public.memories USING gin "
     "(public.memoria_scope_search(namespace_id, search_vector)) WHERE (deleted_at IS NULL)",
