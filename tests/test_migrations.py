@@ -156,3 +156,27 @@ async def test_wider_vectors_than_a_btree_entry_holds_get_no_scope_vectors_index
         await _store_one(conn, 1536)
     finally:
         await conn.close()
+
+
+async def test_an_interrupted_hnsw_rebuild_is_built_again_not_put_in_place(fresh_database: str) -> None:
+    upgrade_to_head(fresh_database, 384)
+    downgrade_to(fresh_database, "0011")
+    conn = await asyncpg.connect(fresh_database)
+    try:
+        # what a CREATE INDEX CONCURRENTLY cut off midway leaves: an index marked invalid
+        await conn.execute(
+            "CREATE INDEX memories_embedding_hnsw_next ON memories USING hnsw (embedding halfvec_cosine_ops)"
+        )
+        await conn.execute(
+            "UPDATE pg_index SET indisvalid = false "
+            "WHERE indexrelid = 'memories_embedding_hnsw_next'::regclass"
+        )
+        upgrade_to_head(fresh_database, 384)
+        row = await conn.fetchrow(
+            "SELECT i.indisvalid, pg_get_indexdef(i.indexrelid) AS definition FROM pg_index i "
+            "WHERE i.indexrelid = 'memories_embedding_hnsw_idx'::regclass"
+        )
+    finally:
+        await conn.close()
+    assert row is not None and row["indisvalid"] is True
+    assert "ef_construction='128'" in row["definition"]

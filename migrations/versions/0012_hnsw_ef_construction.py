@@ -9,7 +9,8 @@ it takes about twice as long (17 min at 1M on two busy cores, `maintenance_work_
 parallel worker), and each stored memory's insertion searches twice as many candidates.
 
 The new index is built beside the old one, CONCURRENTLY, so recall keeps its index meanwhile; then
-the old one is dropped and the new one takes its name. On a big table, give the session enough
+the old one is dropped and the new one takes its name. Run again after an interruption, it goes
+on from where it stopped (an invalid half-built index is built again). On a big table, give the session enough
 `maintenance_work_mem` for the graph to fit (about the index's size), or the build spills and is
 far slower.
 
@@ -20,6 +21,7 @@ Create Date: 2026-11-25
 
 from collections.abc import Sequence
 
+import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0012"
@@ -29,6 +31,21 @@ depends_on: str | Sequence[str] | None = None
 
 
 def _rebuild(ef_construction: int) -> None:
+    # A build that was interrupted leaves an invalid index behind: build it again rather than
+    # let it take the old one's place.
+    invalid = (
+        op.get_bind()
+        .execute(
+            sa.text(
+                "SELECT NOT indisvalid FROM pg_index "
+                "WHERE indexrelid = to_regclass('memories_embedding_hnsw_next')"
+            )
+        )
+        .scalar()
+    )
+    if invalid:
+        with op.get_context().autocommit_block():
+            op.execute("DROP INDEX CONCURRENTLY IF EXISTS memories_embedding_hnsw_next")
     with op.get_context().autocommit_block():
         op.execute(
             "CREATE INDEX CONCURRENTLY IF NOT EXISTS memories_embedding_hnsw_next ON memories "
