@@ -236,10 +236,15 @@ async def test_reembed_moves_every_memory_to_a_wider_model(
     await target.close()
 
 
-async def test_reembed_to_vectors_wider_than_a_btree_entry_drops_the_scope_vectors_index(
-    client: Client, alice: dict[str, str], job_conn: asyncpg.Connection, db_url: str
+async def test_reembed_drops_the_scope_vectors_index_for_wide_vectors_and_builds_it_again_for_narrow_ones(
+    client: Client,
+    alice: dict[str, str],
+    job_conn: asyncpg.Connection,
+    db_url: str,
+    fake384: FakeEmbeddingServer,
 ) -> None:
     await _seed(client, alice, job_conn)
+    migrated = (await _embedding_indexes(job_conn))["memories_scope_vectors_idx"]
     with FakeEmbeddingServer(dimension=1536) as fake1536:
         target = await openai_compatible(fake1536.url, 1536)
         report = await reembed(
@@ -256,6 +261,24 @@ async def test_reembed_to_vectors_wider_than_a_btree_entry_drops_the_scope_vecto
         )
         assert dims == 1536
         await target.close()
+
+    # back to a width a btree entry holds: the index is built again, as migration 0011 made it
+    narrow = await openai_compatible(fake384.url, 384)
+    report = await reembed(
+        job_conn, guarded(narrow), options=ReembedOptions(batch_size=3), progress=Recorder()
+    )
+    assert report.dimension == 384
+    indexes = await _embedding_indexes(job_conn)
+    assert set(indexes) == {
+        "memories_embedding_hnsw_idx",
+        "memories_unembedded_idx",
+        "memories_scope_vectors_idx",
+    }
+    assert indexes["memories_scope_vectors_idx"] == migrated
+    assert not await job_conn.fetchval(
+        "SELECT count(*) FROM pg_class WHERE relname LIKE '%\\_next' AND relkind = 'i'"
+    ), "no mirror is left behind"
+    await narrow.close()
 
 
 async def test_reembed_resumes_after_an_interruption(

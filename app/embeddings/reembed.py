@@ -53,7 +53,15 @@ NEXT_TODO = "SELECT id, content, is_sensitive, content_hash " + _TODO + " AND id
 WRITE_SIDE = f"""
 UPDATE memories SET {SIDE} = $2, {SIDE_MODEL} = $3, {SIDE_HASH} = $4 WHERE id = $1 AND content_hash = $4
 """
-BTREE_VECTOR_INDEXES = frozenset({"memories_scope_vectors_idx"})
+SCOPE_VECTORS_INDEX = "memories_scope_vectors_idx"
+# Migration 0011's definition of it. A database on a model too wide for it has none: a re-embed to a
+# width that fits builds it again (tests/test_embeddings_commands.py holds the two definitions equal).
+SCOPE_VECTORS_DEFINITION = (
+    f"CREATE INDEX {SCOPE_VECTORS_INDEX} ON memories USING btree (namespace_id) "
+    "INCLUDE (id, is_sensitive, embedding_model, embedding) "
+    "WHERE ((deleted_at IS NULL) AND (embedding IS NOT NULL))"
+)
+BTREE_VECTOR_INDEXES = frozenset({SCOPE_VECTORS_INDEX})
 MAX_BTREE_VECTOR_DIMENSION = 1024
 INDEXES_ON = """
 SELECT DISTINCT c.relname AS name, pg_get_indexdef(i.indexrelid) AS definition
@@ -231,13 +239,24 @@ def holds_width(index: str, dimension: int) -> bool:
     return index not in BTREE_VECTOR_INDEXES or dimension <= MAX_BTREE_VECTOR_DIMENSION
 
 
+async def _indexes_to_keep(conn: asyncpg.Connection, dimension: int) -> dict[str, str]:
+    """Name → definition of the indexes on the embedding columns after the swap: those there now
+    that can hold the new width (one that cannot goes with the old column), and the scope vectors
+    index when the new width fits it and a wider model had left the database without it."""
+    indexes = {
+        row["name"]: row["definition"]
+        for row in await conn.fetch(INDEXES_ON, ["embedding", "embedding_model"])
+        if holds_width(row["name"], dimension)
+    }
+    if holds_width(SCOPE_VECTORS_INDEX, dimension):
+        indexes.setdefault(SCOPE_VECTORS_INDEX, SCOPE_VECTORS_DEFINITION)
+    return indexes
+
+
 async def _mirror_indexes(conn: asyncpg.Connection, dimension: int) -> None:
-    """Build (or finish) the side columns' copies of every index on the embedding columns that can
-    hold the new width (one that cannot goes with the old column at the swap)."""
-    for index in await conn.fetch(INDEXES_ON, ["embedding", "embedding_model"]):
-        if not holds_width(index["name"], dimension):
-            continue
-        mirror = mirror_name(index["name"])
+    """Build (or finish) the side columns' copies of the indexes the swap keeps."""
+    for name, definition in (await _indexes_to_keep(conn, dimension)).items():
+        mirror = mirror_name(name)
         valid = await conn.fetchval(
             "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
             "WHERE c.relname = $1 AND i.indrelid = 'memories'::regclass",
@@ -246,7 +265,7 @@ async def _mirror_indexes(conn: asyncpg.Connection, dimension: int) -> None:
         if valid is False:  # a CONCURRENTLY build that was interrupted leaves an invalid index
             await conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {_quote(mirror)}")
         if valid is not True:
-            await conn.execute(mirror_definition(index["definition"], mirror))
+            await conn.execute(mirror_definition(definition, mirror))
 
 
 async def _swap(
@@ -285,15 +304,14 @@ async def _swap_once(
             f"WHERE {SIDE} IS NOT NULL AND {SIDE_HASH} IS DISTINCT FROM content_hash"
         )
     )
-    indexes = [r["name"] for r in await conn.fetch(INDEXES_ON, ["embedding", "embedding_model"])]
+    kept = await _indexes_to_keep(conn, router.dimension)
     await conn.execute(
         f"ALTER TABLE memories DROP COLUMN embedding, DROP COLUMN embedding_model, DROP COLUMN {SIDE_HASH}"
     )
     await conn.execute(f"ALTER TABLE memories RENAME COLUMN {SIDE} TO embedding")
     await conn.execute(f"ALTER TABLE memories RENAME COLUMN {SIDE_MODEL} TO embedding_model")
-    for name in indexes:
-        if holds_width(name, router.dimension):
-            await conn.execute(f"ALTER INDEX {_quote(mirror_name(name))} RENAME TO {_quote(name)}")
+    for name in kept:
+        await conn.execute(f"ALTER INDEX {_quote(mirror_name(name))} RENAME TO {_quote(name)}")
     cleared: list[str] = []
     if reset_others:
         # Vectors of the old model elsewhere (concepts.embedding) are meaningless now: reset them
