@@ -20,6 +20,7 @@ from app.auth.service import create_user
 from app.bench.config import BenchConfig
 from app.bench.corpus import generate_memories, load_pool
 from app.bench.latency.bulk import INDEXES, bulk_store
+from app.bench.latency.hnsw import TIE_EPSILON, score_query
 from app.bench.latency.http import SPLIT_COLUMNS, request_body
 from app.bench.latency.load import index_concepts, memory_in, store_corpus
 from app.bench.latency.schedule import QueryFeed, blocks, paired_blocks
@@ -116,6 +117,17 @@ def test_targets_are_reported_met_or_missed() -> None:
         "all/lexical p50, c=1, big": False,
         "HNSW recall@10, big": True,
     }
+
+
+def test_hnsw_recall_counts_near_twins_of_the_exact_ten_only_within_the_tie_threshold() -> None:
+    exact = [(i, 0.30 + i * 0.001) for i in range(10)]  # the tenth at 0.309
+    assert score_query(dict(exact), exact) == (1.0, 1.0)
+    twins = {100 + i: 0.3095 for i in range(10)}  # other memories, as close as the tenth
+    assert score_query(twins, exact) == (0.0, 1.0)
+    farther = {100 + i: 0.3095 + TIE_EPSILON for i in range(10)}
+    assert score_query(farther, exact) == (0.0, 0.0)
+    mixed = {0: 0.30, 1: 0.301, 200: 0.5, 201: None}  # two exact, one far off, one without distance
+    assert score_query(mixed, exact) == (0.2, 0.2)
 
 
 def test_plan_summary_times_each_cte_inlined_or_not_and_names_its_indexes() -> None:
@@ -240,6 +252,9 @@ def test_a_small_run_prints_every_figure_and_writes_json(tmp_path: Path) -> None
     assert [h["scope"] for h in report["hnsw"]] == ["big", "small"]
     assert all(0 <= h["recall@10"] <= 1 for h in report["hnsw"])
     assert all(h["ci95"][0] <= h["recall@10"] <= h["ci95"][1] for h in report["hnsw"])
+    # a hit among the exact ten is within the tie threshold too; the worst queries say their text
+    assert all(h["within_tie"]["recall@10"] >= h["recall@10"] for h in report["hnsw"])
+    assert all(q["recall@10"] < 1 and q["query"] for h in report["hnsw"] for q in h["worst"])
     assert {"big/all", "small/lexical"} <= set(report["explain"])
     profile = report["explain"]["big/all"]
     assert profile["statements"] > 0 and "CTE dense_ann" in profile["parts_ms_p50"]

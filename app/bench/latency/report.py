@@ -9,6 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from app.bench.latency.hnsw import TIE_EPSILON
 from app.bench.latency.http import SPLIT_COLUMNS
 from app.recall.sql import RECALL_STATEMENT
 
@@ -110,14 +111,28 @@ def _ratios_table(ratios: list[dict[str, Any]]) -> Table:
 
 def _hnsw_table(hnsw: list[dict[str, Any]], ef_search: int) -> Table:
     table = Table(title=f"HNSW recall@10 of the dense leg vs exact search (ef_search {ef_search})")
-    for column in ("scope", "namespace", "rows", "queries", "recall@10", "95% CI", "min", "queries < 1"):
+    columns = ("scope", "namespace", "rows", "queries", "recall@10", "95% CI", "min", "queries < 1",
+               "within tie", "95% CI ")  # fmt: skip
+    for column in columns:
         table.add_column(column, justify="left" if column in ("scope", "namespace") else "right")
     for h in hnsw:
         low, high = h["ci95"]
+        tie = h["within_tie"]
+        tie_low, tie_high = tie["ci95"]
         table.add_row(
             h["scope"], h["namespace"], f"{h['rows']:,}", f"{h['queries']:.0f}",
             f"{h['recall@10']:.4f}", f"[{low:.3f}, {high:.3f}]", f"{h['min']:.2f}", f"{h['below_1']:.0f}",
+            f"{tie['recall@10']:.4f}", f"[{tie_low:.3f}, {tie_high:.3f}]",
         )  # fmt: skip
+    table.caption = (
+        "recall@10: the exact ten ids found (the target's measure); within tie: hits no farther than "
+        f"the exact tenth + {TIE_EPSILON:g} in cosine distance (near twins are equally right)"
+    )
+    worst = [(h["scope"], q) for h in hnsw for q in h["worst"]]
+    if worst:
+        table.caption += "; lowest: " + "; ".join(
+            f"{scope} {q['recall@10']:.1f}/{q['within_tie']:.1f} {q['query']!r}" for scope, q in worst[:3]
+        )
     return table
 
 
