@@ -23,6 +23,7 @@ from litestar.testing import AsyncTestClient
 from pydantic import SecretStr
 
 from app.auth.service import revoke_key
+from app.auth.settings import AuthSettings
 from app.embeddings import LocalEmbedder
 from app.factory import create_app
 from app.secrets import SecretSettings
@@ -312,6 +313,31 @@ async def test_revoking_the_key_signs_its_browsers_out(client: Client, conn: asy
     await sign_in(client, created.key)
     await revoke_key(conn, str(created.id))
     assert (await client.get("/memories")).status_code == 303
+
+
+async def test_pages_count_against_the_keys_rate_limit_with_its_api_requests(
+    settings: Settings, embedder: LocalEmbedder, conn: asyncpg.Connection
+) -> None:
+    slow = 0.001  # tokens per second: nothing refills while the test runs
+    limits = AuthSettings(key_requests_per_s=slow, key_burst=4)
+    created = await scoped_key(conn, "erin", ["read", "write"])
+    async with browser(create_app(settings.model_copy(update={"auth": limits}), embedder=embedder)) as client:
+        await sign_in(client, created.key)  # the sign-in and the page it lands on: 2 of the key's 4
+        api = await client.get("/v1/namespaces", headers={"Authorization": f"Bearer {created.key}"})
+        assert api.status_code == 200  # the key's API requests take from the same bucket: 3
+        assert (await client.get("/namespaces")).status_code == 200  # 4
+        refused = await client.get("/memories")
+        assert refused.status_code == 429
+        assert refused.headers["content-type"].startswith("text/html") and "requests" in refused.text
+        assert refused.headers["retry-after"] == "1000"  # one token at 0.001 per second
+        api = await client.get("/v1/namespaces", headers={"Authorization": f"Bearer {created.key}"})
+        assert api.status_code == 429
+        await conn.execute(  # as if one token's worth of time had passed
+            "UPDATE rate_limits SET updated_at = updated_at - make_interval(secs => $2) WHERE bucket = $1",
+            f"key:{created.id}",
+            1 / slow,
+        )
+        assert (await client.get("/memories")).status_code == 200
 
 
 async def test_a_read_only_key_can_look_but_not_change(client: Client, conn: asyncpg.Connection) -> None:

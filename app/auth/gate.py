@@ -127,6 +127,27 @@ class Gate:
                 return trusted.user
         return await self._authenticate(pool, key_hash, bucket)
 
+    async def admit_session(self, pool: asyncpg.Pool | asyncpg.Connection, user: AuthUser) -> None:
+        """Count one request of a signed-in web UI session against its key's rate limit, which the
+        key's API requests share: 429 (`KeyRateLimited`) when the key has used up its requests. A
+        page is no hot path: one round trip, no lease."""
+        rate = self._settings.key_rate
+        if rate is None:
+            return
+        bucket = f"{sql.KEY_BUCKET_PREFIX}{user.key_id}"
+        tokens = await pool.fetchval(sql.TAKE, bucket, rate, float(self._settings.key_burst))
+        if tokens < 0:
+            raise self._key_limited(-tokens / rate)
+
+    def _key_limited(self, retry_after_s: float) -> KeyRateLimited:
+        self._metrics.limited("key")
+        settings = self._settings
+        return KeyRateLimited(
+            f"this API key made more than {settings.key_burst} requests at once or "
+            f"{settings.key_requests_per_s:g} per second",
+            retry_after_s=retry_after_s,
+        )
+
     async def _spend(self, pool: asyncpg.Pool | asyncpg.Connection, trusted: VerifiedKey) -> bool:
         """Count one request of a trusted key: from its lease, or from a new one taken from its
         bucket. False when the bucket holds less than a lease: the caller authenticates afresh."""
@@ -175,12 +196,7 @@ class Gate:
             raise NotAuthorizedException(UNKNOWN_KEY)
         tokens = row["key_tokens"]
         if tokens is not None and tokens < 0 and key_rate is not None:
-            self._metrics.limited("key")
-            raise KeyRateLimited(
-                f"this API key made more than {settings.key_burst} requests at once or "
-                f"{settings.key_requests_per_s:g} per second",
-                retry_after_s=-tokens / key_rate,
-            )
+            raise self._key_limited(-tokens / key_rate)
         user = AuthUser(row["user_id"], row["name"], row["key_id"], frozenset(row["scopes"]))
         self._verified.remember(key_hash, user, row["expires_in_s"])
         return user

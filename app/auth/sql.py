@@ -98,6 +98,11 @@ WHERE b.bucket = $1::text AND {_refilled("$2::float8", "$3::float8", "b.")} >= $
 RETURNING b.tokens
 """
 
+# One request of a signed-in web UI session, from its key's bucket (its API requests take from the
+# same one): the stored tokens, negative when the request is refused.
+#   $1 the key's bucket, $2/$3 key rate per second and burst
+TAKE = _take("$1::text", "$2::float8", "$3::float8", "")
+
 # Bounded: at most $2 buckets idle for more than $1 seconds (full again, so the same as no row),
 # oldest first, skipping any a request holds right now.
 SWEEP = """

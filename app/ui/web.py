@@ -21,6 +21,7 @@ from litestar.exceptions import HTTPException, NotAuthorizedException
 from litestar.response import Redirect, Response, Template
 from litestar.status_codes import HTTP_303_SEE_OTHER, HTTP_403_FORBIDDEN, HTTP_500_INTERNAL_SERVER_ERROR
 
+from app.auth.gate import Gate
 from app.auth.scopes import READ, WRITE
 from app.auth.sessions import UiSession, find_session
 from app.errors import ApiError, Forbidden, database_unavailable
@@ -61,11 +62,15 @@ def safe_next(target: str | None) -> str:
 
 
 async def signed_in(request: UiRequest) -> UiSession:
-    """The page's session (a dependency). 303 to sign-in without one; 403 for a POST without the
-    session's CSRF token; 403 when the key lacks `read` (or `write`, for a POST)."""
+    """The page's session (a dependency). 303 to sign-in without one; 429 when the session's key
+    has used up its requests (pages count against the key's rate limit, as its API requests do);
+    403 for a POST without the session's CSRF token; 403 when the key lacks `read` (or `write`, for
+    a POST)."""
     session = await find_session(request.app.state.db.write, request.cookies.get(SESSION_COOKIE, ""))
     if session is None:
         raise SignInRequired(detail=here(request))
+    gate: Gate = request.app.state.gate
+    await gate.admit_session(request.app.state.db.write, session.user)  # the key's rate limit: 429
     if request.method == "POST":
         form = await request.form()
         token = form.get("csrf_token")
@@ -83,12 +88,14 @@ def page(
     session: UiSession | None,
     *,
     status_code: int = 200,
+    headers: Mapping[str, str] | None = None,
     **context: Any,
 ) -> Template:
     """A rendered page; the layout gets the user, the CSRF token and the active section."""
     return Template(
         template_name=template,
         status_code=status_code,
+        headers=dict(headers or {}),
         context={
             "user": session.user if session is not None else None,
             "csrf_token": session.csrf_token if session is not None else "",
@@ -120,8 +127,9 @@ def html_error(request: UiRequest, exc: Exception) -> Response[Any]:
         )
     if isinstance(exc, NotAuthorizedException):  # a key that stopped working mid-request
         return Redirect(path="/signin", status_code=HTTP_303_SEE_OTHER)
+    headers: Mapping[str, str] = {}
     if isinstance(exc, HTTPException):
-        status, detail = exc.status_code, str(exc.detail)
+        status, detail, headers = exc.status_code, str(exc.detail), exc.headers or {}  # a 429's Retry-After
         if isinstance(exc, ApiError) and status >= 500:
             log.warning("%s %s: %s", request.method, request.url.path, detail)
     else:
@@ -132,4 +140,6 @@ def html_error(request: UiRequest, exc: Exception) -> Response[Any]:
             log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
             status, detail = HTTP_500_INTERNAL_SERVER_ERROR, "Something went wrong on the server."
     session = None
-    return page(request, "error.html", session, status_code=status, status=status, detail=detail)
+    return page(
+        request, "error.html", session, status_code=status, headers=headers, status=status, detail=detail
+    )
