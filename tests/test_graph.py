@@ -137,6 +137,29 @@ async def test_graph_leg_applies_the_request_filters(client: Client, alice: dict
     assert await found(created_until="2000-01-01T00:00:00Z") == set()
 
 
+async def test_a_memory_deleted_or_made_sensitive_behind_the_graphs_back_is_never_recalled(
+    client: Client, alice: dict[str, str], conn: asyncpg.Connection
+) -> None:
+    ids = [await store(client, alice, text) for text in CHAIN]  # indexed: linked in the graph
+    body = {"query": "Who works with Zephyr?", "namespace": "g", "weights": {"lexical": 0, "dense": 0}}
+
+    async def found(**extra: Any) -> set[int]:
+        response = await client.post("/v1/recall", json=body | extra, headers=alice)
+        assert response.status_code == 200, response.text
+        return {h["id"] for h in response.json()["results"]}
+
+    assert {ids[1], ids[2]} <= await found()
+    # by hand, in SQL: the links stay (the API's delete and PATCH unlink in the same transaction)
+    internal = await internal_ids(conn, ids)
+    await conn.execute("UPDATE memories SET deleted_at = now() WHERE id = $1", internal[2])
+    await conn.execute("UPDATE memories SET is_sensitive = true WHERE id = $1", internal[1])
+    linked = "SELECT count(DISTINCT memory_id) FROM memory_concepts WHERE memory_id = ANY($1::bigint[])"
+    assert await conn.fetchval(linked, internal[1:]) == 2
+    assert await found() & {ids[1], ids[2]} == set()
+    # a caller who asks for sensitive memories gets that one back; never the deleted one
+    assert await found(filters={"include_sensitive": True}) & {ids[1], ids[2]} == {ids[1]}
+
+
 async def test_delete_removes_evidence_and_orphaned_concepts(
     client: Client, alice: dict[str, str], conn: asyncpg.Connection
 ) -> None:

@@ -576,8 +576,14 @@ ranked AS (
                AS final_score,
            m.importance, m.created_at
     FROM fused f
-    -- [by id]
-    CROSS JOIN LATERAL (SELECT importance, created_at FROM memories WHERE id = f.id OFFSET 0) m
+    -- [by id] The legs read only live rows the caller may see, except the graph leg, which trusts
+    -- its links (graph_scored): a memory deleted or made sensitive without being unlinked (by hand,
+    -- in SQL) is dropped here, on the row this lookup reads anyway, and never returned.
+    CROSS JOIN LATERAL (
+        SELECT importance, created_at FROM memories
+        WHERE id = f.id AND deleted_at IS NULL AND (is_sensitive = false OR :include_sensitive::boolean)
+        OFFSET 0
+    ) m
     ORDER BY final_score DESC, f.id
     LIMIT :limit
 )
