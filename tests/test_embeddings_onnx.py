@@ -107,6 +107,25 @@ async def test_int8_queries_keep_the_float_model_and_its_stored_vectors(
         assert abs(float(np.linalg.norm(query)) - 1.0) < 1e-5
 
 
+async def test_queries_embed_on_their_own_threads_with_the_documents_weights(tmp_path: Path) -> None:
+    # all-int8: the query session (one thread) must load the int8 weights too, never the float ones
+    settings = EmbeddingSettings(
+        provider="local",
+        onnx_cache_dir=tmp_path,
+        local_quantize=True,
+        local_quantize_queries=False,  # all-int8 already: queries too, whatever this says
+        onnx_threads=2,
+        onnx_query_threads=1,
+    )
+    model = LocalEmbedder(settings)
+    model.load_sync()
+    assert model.runtime == "onnx"
+    for text in TEXTS:
+        # one text alone each way: int8 activations are quantised per call, so a batch would differ
+        (document,) = await model.embed_documents([text])
+        assert float(np.dot(await model.embed_query(text), document)) > 0.99999
+
+
 def test_int8_is_refused_where_it_cannot_run() -> None:
     with pytest.raises(ValueError, match="LOCAL_QUANTIZE"):
         EmbeddingSettings(provider="local", local_runtime="torch", local_quantize=True)

@@ -93,6 +93,7 @@ class LocalEmbedder:
                 path,
                 settings.onnx_cache_dir,
                 settings.onnx_threads,
+                settings.onnx_query_threads,
                 quantize=settings.local_quantize,
                 quantize_queries=settings.local_quantize_queries,
             )
