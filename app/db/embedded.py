@@ -33,6 +33,7 @@ class ServeLockError(RuntimeError):
 
 
 TUNING_FILE = "memoria.conf"
+IO_METHOD_SINCE = 18  # the first PostgreSQL with `io_method` (asynchronous I/O)
 _INCLUDE = f"include_if_exists = '{TUNING_FILE}'"
 HANDLE_FILE = ".handle_pids.json"  # pgserver's list of the processes holding a handle on the postmaster
 START_TIMEOUT_S = 60.0  # one restart: pg_ctl waits this long for "ready" (crash recovery replays WAL)
@@ -123,7 +124,7 @@ def start_server(data_dir: Path, shared_buffers: str, cleanup_mode: str = "stop"
         if pgs.pgdata_version(pgdata) is None:  # a new data directory: initdb first, so it can be tuned
             pgdata.mkdir(exist_ok=True)
             pgs.get_server(pgdata, cleanup_mode=cleanup_mode, start=False).ensure_pgdata_inited()
-        write_tuning(pgdata, shared_buffers)
+        write_tuning(pgdata, shared_buffers, pgs.pgdata_version(pgdata) or 0)
     dropped = prune_stale_handles(pgdata)
     if dropped:
         log.warning("dropped the handles of processes that died holding the embedded PostgreSQL: %s", dropped)
@@ -131,14 +132,25 @@ def start_server(data_dir: Path, shared_buffers: str, cleanup_mode: str = "stop"
     return server
 
 
-def write_tuning(pgdata: Path, shared_buffers: str) -> None:
-    """(Re)write the settings file and include it from postgresql.conf once; owned like the data."""
+def write_tuning(pgdata: Path, shared_buffers: str, major_version: int) -> None:
+    """(Re)write the settings file and include it from postgresql.conf once; owned like the data.
+
+    PostgreSQL 18 reads through I/O worker processes by default (`io_method = worker`). The embedded
+    server reads what its shared buffers miss from the OS page cache, and handing each such read to
+    another process costs more than the read on two cores: on 100k memories with the buffers too
+    small to hold a recall's pages (16MB), every-leg recall statements took 62.6 ms at the median
+    with workers and 13.8 ms with `sync` (README, "The million"); with everything in the buffers the
+    two were the same. Older servers do not know the setting, so it is written for 18 and later only.
+    """
     owner = pgdata.stat()
     tuning = pgdata / TUNING_FILE
-    tuning.write_text(
-        "# Written by Memoria before every start of its embedded server; edits are overwritten.\n"
-        f"shared_buffers = '{shared_buffers}'\n"
-    )
+    lines = [
+        "# Written by Memoria before every start of its embedded server; edits are overwritten.",
+        f"shared_buffers = '{shared_buffers}'",
+    ]
+    if major_version >= IO_METHOD_SINCE:
+        lines.append("io_method = 'sync'")
+    tuning.write_text("\n".join(lines) + "\n")
     conf = pgdata / "postgresql.conf"
     text = conf.read_text()
     if _INCLUDE not in text.splitlines():
