@@ -22,11 +22,11 @@ import pytest
 from pgvector import HalfVector
 
 from app.auth.service import create_user
-from app.db import create_database
+from app.db import create_database, read_only_transaction
 from app.db.plans import StatementTimer
 from app.embeddings import LocalEmbedder
 from app.recall.schemas import RecallRequest
-from app.recall.service import RecallService
+from app.recall.service import RecallService, set_local_sql
 from app.recall.settings import RecallSettings
 from app.recall.sql import compile_named, named_parameters, recall_sql, recall_statement
 from app.recall.statement import RecallArgs, parameter_names
@@ -164,6 +164,15 @@ async def test_the_service_runs_recall_sql_as_shipped(db_url: str, embedder: Loc
         await db.close()
     (_, args), *others = shipped.records
     assert others == [] and len(args) == len(fields(RecallArgs))
+
+
+async def test_the_recall_transaction_never_compiles_the_statement_with_jit(conn: asyncpg.Connection) -> None:
+    # the server's default, whose cost threshold the generic plan is above
+    assert await conn.fetchval("SELECT current_setting('jit')") == "on"
+    async with read_only_transaction(conn, set_local_sql(RecallSettings())):
+        assert await conn.fetchval("SELECT current_setting('jit')") == "off"
+        assert await conn.fetchval("SELECT current_setting('max_parallel_workers_per_gather')") == "0"
+    assert await conn.fetchval("SELECT current_setting('jit')") == "on"  # SET LOCAL: gone at COMMIT
 
 
 def test_the_package_ships_recall_sql() -> None:

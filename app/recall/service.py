@@ -52,11 +52,15 @@ def set_local_sql(settings: RecallSettings, statement_timeout_ms: int | None = N
     recall's work, even when the parallel branch never runs. The recall statement runs its
     connection's generic plan: planning it is a large share of a recall's time, and the statement
     is written so that no leg's plan depends on the parameters' values (recall.sql's header).
+    JIT is off: the generic plan's estimated cost (296,390 at 100k memories, more on bigger tables)
+    is above `jit_above_cost` (100,000), so a server built with LLVM would compile the statement's
+    expressions at every recall, milliseconds for a statement that runs in a few.
     `statement_timeout_ms` replaces the configured timeout (a request with less time left).
     """
     plan_mode = "force_generic_plan" if settings.generic_plan else "auto"
     return (
         "SET LOCAL max_parallel_workers_per_gather = 0; "  # worker start-up costs more than it saves
+        "SET LOCAL jit = off; "  # see below
         f"SET LOCAL hnsw.ef_search = {int(settings.ef_search)}; "
         f"SET LOCAL hnsw.iterative_scan = {settings.iterative_scan}; "
         f"SET LOCAL hnsw.max_scan_tuples = {int(settings.max_scan_tuples)}; "
