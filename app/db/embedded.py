@@ -137,10 +137,11 @@ def write_tuning(pgdata: Path, shared_buffers: str, major_version: int) -> None:
 
     PostgreSQL 18 reads through I/O worker processes by default (`io_method = worker`). The embedded
     server reads what its shared buffers miss from the OS page cache, and handing each such read to
-    another process costs more than the read on two cores: on 100k memories with the buffers too
+    another process cost far more than it saved on two cores: on 100k memories with the buffers too
     small to hold a recall's pages (16MB), every-leg recall statements took 62.6 ms at the median
-    with workers and 13.8 ms with `sync` (README, "The million"); with everything in the buffers the
-    two were the same. Older servers do not know the setting, so it is written for 18 and later only.
+    with workers and 13.8 ms with `sync` (README, "Speed: round trips, throughput, ingest"); with
+    everything in the buffers the two were the same. Older servers do not know the setting, so it
+    is written for 18 and later only.
     """
     owner = pgdata.stat()
     tuning = pgdata / TUNING_FILE

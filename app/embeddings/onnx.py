@@ -127,7 +127,7 @@ class OnnxEncoder:
         self._session = self._open(path, threads)
         # Queries get a session of their own whenever it differs in weights or threads: one query is
         # too small a job to share between threads (on 2 cores, int8: 1.7 ms and 1.7 ms of CPU on
-        # one thread, 2.1 ms and 2.5 ms of CPU on two), while a batch of stored memories is not.
+        # one thread, 2.0-2.1 ms and 2.5 ms of CPU on two), while a batch of stored memories is not.
         self._query_session = (
             self._session
             if (query_path, query_threads) == (path, threads)

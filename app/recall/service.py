@@ -60,7 +60,7 @@ def set_local_sql(settings: RecallSettings, statement_timeout_ms: int | None = N
     plan_mode = "force_generic_plan" if settings.generic_plan else "auto"
     return (
         "SET LOCAL max_parallel_workers_per_gather = 0; "  # worker start-up costs more than it saves
-        "SET LOCAL jit = off; "  # see below
+        "SET LOCAL jit = off; "  # compiling costs more than the statement (docstring)
         f"SET LOCAL hnsw.ef_search = {int(settings.ef_search)}; "
         f"SET LOCAL hnsw.iterative_scan = {settings.iterative_scan}; "
         f"SET LOCAL hnsw.max_scan_tuples = {int(settings.max_scan_tuples)}; "
