@@ -147,8 +147,11 @@ async def one_connection_db(scale_table: ScaleTable) -> AsyncIterator[Database]:
 DENSE_ONLY = LegWeights(lexical=0, graph=0)
 
 
-def _service(db: Database, embedder: LocalEmbedder, leg_depth: int = 50) -> RecallService:
-    return RecallService(db, embedder, RecallSettings(leg_depth=leg_depth), MemorySettings().tag_limits)
+def _service(
+    db: Database, embedder: LocalEmbedder, leg_depth: int = 50, settings: RecallSettings | None = None
+) -> RecallService:
+    recall = settings or RecallSettings(leg_depth=leg_depth)
+    return RecallService(db, embedder, recall, MemorySettings().tag_limits)
 
 
 async def test_the_table_has_the_planned_shape(scale_table: ScaleTable) -> None:
@@ -326,13 +329,17 @@ async def test_a_user_without_namespaces_recalls_nothing_and_reads_no_memories(
 
 
 async def _recall_explained(
-    db: Database, embedder: LocalEmbedder, user_id: int, request: RecallRequest
+    db: Database,
+    embedder: LocalEmbedder,
+    user_id: int,
+    request: RecallRequest,
+    settings: RecallSettings | None = None,
 ) -> tuple[RecallResponse, str]:
     """A recall by the real service, and EXPLAIN ANALYZE of the generic plan with its arguments."""
     timer = StatementTimer(recall_statement())
     async with db.read.acquire() as conn:
         conn.add_query_logger(timer)
-    response = await _service(db, embedder).recall(user_id, request)
+    response = await _service(db, embedder, settings=settings).recall(user_id, request)
     await asyncio.sleep(0)
     (_, args), *_ = timer.records
     async with db.read.acquire() as conn, conn.transaction(readonly=True):
@@ -417,15 +424,97 @@ async def test_the_small_scope_threshold_grows_with_the_square_root_of_the_table
 
 
 async def test_a_count_capped_below_a_grown_threshold_is_counted_again(scale_db: Database) -> None:
-    sizes = ScopeSizes(floor=1_000, per_sqrt_table=20.0, ttl_s=60)
+    now = [0.0]
+    sizes = ScopeSizes(floor=1_000, per_sqrt_table=20.0, ttl_s=60, clock=lambda: now[0])
+    async with scale_db.read.acquire() as conn:
+        ids = {r["name"]: r["id"] for r in await conn.fetch("SELECT id, name FROM namespaces")}
+        # the table's statistics read while they called it empty (threshold 1,000); the catalog
+        # row is changed in a transaction nobody else sees
+        transaction = conn.transaction()
+        await transaction.start()
+        try:
+            await conn.execute("UPDATE pg_class SET reltuples = 0 WHERE oid = 'memories'::regclass")
+            assert await sizes.is_small(conn, [ids["tiny"]])
+        finally:
+            await transaction.rollback()
+        now[0] = 30.0  # "big" counted against that threshold stops at it: "1,000 or more"
+        assert not await sizes.is_small(conn, [ids["big"]])
+        assert sizes.threshold == 1_000
+        # the table's size is read again, the count is still fresh: the table grew (threshold
+        # 2,828), and "1,000 or more" cannot tell, so "big" is counted again, not taken for 1,000
+        now[0] = 61.0
+        assert not await sizes.is_small(conn, [ids["big"]])
+        assert sizes.threshold == int(20.0 * TOTAL**0.5)
+
+
+@pytest.mark.parametrize(
+    ("namespaces", "small", "text_by_namespace"),
+    [
+        (["tiny"], True, True),
+        (["mid"], False, True),  # 8.7% of the table: its text matches asked for alone
+        (["big"], False, False),  # 90%: most of the table's matches are its own
+        (["mid", "big"], False, False),
+    ],
+)
+async def test_a_big_scope_holding_a_minority_of_the_table_reads_its_text_namespace_by_namespace(
+    scale_db: Database, namespaces: list[str], small: bool, text_by_namespace: bool
+) -> None:
+    sizes = ScopeSizes(floor=1_000, per_sqrt_table=0.0, ttl_s=60, text_by_namespace_below=0.4)
+    async with scale_db.read.acquire() as conn:
+        ids = {r["name"]: r["id"] for r in await conn.fetch("SELECT id, name FROM namespaces")}
+        reads = await sizes.reads(conn, [ids[name] for name in namespaces])
+    assert (reads.small, reads.text_by_namespace) == (small, text_by_namespace)
+
+
+async def test_a_big_scope_reads_its_text_table_wide_until_the_table_is_analysed(scale_db: Database) -> None:
+    sizes = ScopeSizes(floor=1_000, per_sqrt_table=0.0, ttl_s=60, text_by_namespace_below=0.4)
     async with scale_db.read.acquire() as conn:
         mid = await conn.fetchval("SELECT id FROM namespaces WHERE name = 'mid'")
-        # a count taken when the threshold was 1,000 (an empty table) stopped there: "1,000 or more"
-        sizes._table_rows = (float("inf"), 0)
-        assert not await sizes.is_small(conn, [mid])
-        # the table grew: 1,000 or more says nothing against 2,828, so it is counted again
-        sizes._table_rows = (-float("inf"), 0)
-        assert await sizes.is_small(conn, [mid])
+        transaction = conn.transaction()  # the statistics gone, in a transaction nobody else sees
+        await transaction.start()
+        try:
+            await conn.execute("DELETE FROM pg_statistic WHERE starelid = 'memories'::regclass")
+            reads = await sizes.reads(conn, [mid])
+        finally:
+            await transaction.rollback()
+    assert (reads.small, reads.text_by_namespace) == (False, False)
+
+
+def _index_reads(raw: str, part: str) -> dict[str, tuple[int, int]]:
+    """Per index that `part` scanned: (loops run, entries it yielded)."""
+    reads: dict[str, tuple[int, int]] = {}
+    for name, _, node in walk_plan(json.loads(raw)[0]["Plan"]):
+        if name == part and "Index Name" in node:
+            loops, rows = reads.get(node["Index Name"], (0, 0))
+            runs = node.get("Actual Loops", 0)
+            reads[node["Index Name"]] = (loops + runs, rows + int(node.get("Actual Rows", 0) * runs))
+    return reads
+
+
+async def test_a_minority_scope_asks_the_scoped_text_index_and_finds_what_the_table_wide_read_finds(
+    scale_table: ScaleTable, one_connection_db: Database, embedder: LocalEmbedder
+) -> None:
+    # the word is in ~1% of the rows, in every namespace; "mid" holds 8.7% of the table and, with
+    # these settings, 1,000 rows or more: a big scope, walked on the HNSW index
+    request = RecallRequest(query=f"{WORDS[5]} note", namespace="mid", limit=30)
+    answers, text_reads = [], []
+    for below in (0.4, 0.0):
+        settings = RecallSettings(
+            exact_scan_below=1_000, exact_scan_per_sqrt_rows=0, text_by_namespace_below_share=below
+        )
+        response, raw = await _recall_explained(
+            one_connection_db, embedder, scale_table.user_id, request, settings
+        )
+        answers.append([hit.id for hit in response.results])
+        assert _index_reads(raw, "CTE dense_ann")[HNSW_INDEX][0] == 1
+        text_reads.append(_index_reads(raw, "CTE lexical_strict"))
+    assert answers[0] == answers[1] and len(answers[0]) == 30
+    by_namespace, table_wide = text_reads
+    assert by_namespace[SCOPE_SEARCH_INDEX][0] == 1 and by_namespace[GIN_INDEX][0] == 0, by_namespace
+    assert table_wide[SCOPE_SEARCH_INDEX][0] == 0 and table_wide[GIN_INDEX][0] == 1, table_wide
+    # namespace by namespace the index yields the scope's matches alone, table-wide every namespace's
+    matched_in_scope = by_namespace[SCOPE_SEARCH_INDEX][1]
+    assert matched_in_scope > 0 and 5 * matched_in_scope < table_wide[GIN_INDEX][1], text_reads
 
 
 async def test_a_query_of_stop_words_finds_nothing_lexical_in_a_small_scope(

@@ -25,11 +25,13 @@
 --   such clauses multiplied made it expect ~5 rows in scope and pick a sequential scan over the
 --   HNSW index; behind the gate they count as one clause that holds for about half the rows.
 --
--- [scope size] :small_scope picks one of two ways to read a leg's candidates; the other way's
---   WHERE is a one-time false filter. A big scope reads the text (or HNSW) index alone: most of
---   what it finds is in scope. A small scope reads namespace by namespace instead [scoped text]: a
---   query of common words matches thousands of rows across the table, and reading them all to
---   keep a small scope's few costs more than asking for the namespace's matches alone.
+-- [scope size] Two switches pick one of two ways to read a leg's candidates; the other way's
+--   WHERE is a one-time false filter. :small_scope for the dense leg: a big scope walks the HNSW
+--   index, a small one is scanned exactly. :text_by_namespace for the lexical tiers: a scope that
+--   is most of the table reads the text index alone, as most of what it finds is in scope; any
+--   other reads namespace by namespace [scoped text]: a query of common words matches thousands
+--   of rows across the table, and reading them all to keep the scope's share costs more than
+--   asking for the namespace's matches alone (app/recall/scope_sizes.py has the figures).
 --
 -- [per namespace] `unnest(<scope ids>) ... CROSS JOIN LATERAL (... WHERE m.namespace_id =
 --   scope.namespace_id ... OFFSET 0)`: the in-scope memories read through one index lookup per
@@ -101,7 +103,7 @@ lexical_strict AS (
          LATERAL (
              (SELECT m.id, m.search_vector
               FROM memories m
-              WHERE NOT :small_scope::boolean
+              WHERE NOT :text_by_namespace::boolean
                 AND m.search_vector @@ q.strict_q
                 -- [in scope]
                 AND m.namespace_id = ANY((SELECT ids FROM scope_ids)::bigint[])
@@ -138,7 +140,7 @@ lexical_strict AS (
                          AND (:created_until::timestamptz IS NULL OR m.created_at < :created_until)))
                   OFFSET 0
               ) m
-              WHERE :small_scope::boolean
+              WHERE :text_by_namespace::boolean
                 AND numnode(q.strict_q) > 0  -- only stop words: ANDed with the namespace, it would match all
               LIMIT :lexical_cap)
          ) c
@@ -155,7 +157,7 @@ lexical_rare AS (
          LATERAL (
              (SELECT m.id, m.search_vector
               FROM memories m
-              WHERE NOT :small_scope::boolean
+              WHERE NOT :text_by_namespace::boolean
                 AND m.search_vector @@ q.rare_q
                 -- [in scope]
                 AND m.namespace_id = ANY((SELECT ids FROM scope_ids)::bigint[])
@@ -192,7 +194,7 @@ lexical_rare AS (
                          AND (:created_until::timestamptz IS NULL OR m.created_at < :created_until)))
                   OFFSET 0
               ) m
-              WHERE :small_scope::boolean
+              WHERE :text_by_namespace::boolean
               LIMIT :lexical_cap)
          ) c
     WHERE :w_lexical::float8 > 0  -- [leg switch]
@@ -208,7 +210,7 @@ lexical_any AS (
          LATERAL (
              (SELECT m.id, m.search_vector
               FROM memories m
-              WHERE NOT :small_scope::boolean
+              WHERE NOT :text_by_namespace::boolean
                 AND m.search_vector @@ q.broad_q
                 -- [in scope]
                 AND m.namespace_id = ANY((SELECT ids FROM scope_ids)::bigint[])
@@ -245,7 +247,7 @@ lexical_any AS (
                          AND (:created_until::timestamptz IS NULL OR m.created_at < :created_until)))
                   OFFSET 0
               ) m
-              WHERE :small_scope::boolean
+              WHERE :text_by_namespace::boolean
               LIMIT :lexical_cap)
          ) c
     WHERE :w_lexical::float8 > 0  -- [leg switch]

@@ -31,7 +31,7 @@ from app.recall.schemas import (
     RecallRequest,
     RecallResponse,
 )
-from app.recall.scope_sizes import ScopeSizes
+from app.recall.scope_sizes import ScopeReads, ScopeSizes
 from app.recall.settings import RecallSettings
 from app.recall.sql import PUSH_BACK_EXPIRY, recall_statement
 from app.recall.statement import RecallArgs
@@ -91,7 +91,10 @@ class RecallService:
         self._metrics = metrics or RecallMetrics()
         self._set_local = set_local_sql(settings)
         self._scope_sizes = ScopeSizes(
-            settings.exact_scan_below, settings.exact_scan_per_sqrt_rows, settings.scope_size_ttl_s
+            settings.exact_scan_below,
+            settings.exact_scan_per_sqrt_rows,
+            settings.scope_size_ttl_s,
+            settings.text_by_namespace_below_share,
         )
         self._scope_ids: dict[tuple[int, tuple[str, ...] | None], tuple[float, list[int]]] = {}
         self._common_lexemes = CommonLexemes(settings.common_lexeme_fraction, settings.common_lexemes_ttl_s)
@@ -133,7 +136,7 @@ class RecallService:
         plan = LegPlan.for_request(request.weights, self._settings, self._graph)
         # The model works in its thread while this one opens the transaction.
         embedding = asyncio.ensure_future(self._embed_query(request.query, plan))
-        scope: tuple[bool, list[str]] | None = None  # set once the statement is about to run
+        scope: tuple[ScopeReads, list[str]] | None = None  # set once the statement is about to run
         legs: dict[str, str] | None = None
         try:
             began = time.perf_counter()
@@ -142,12 +145,12 @@ class RecallService:
                 # The statement resolves the scope itself; these two are cached, a round trip only
                 # when stale (and the first recall of a scope also answers 404 for a name not found).
                 with timing.timed("scope"):
-                    small_scope = await self._scope_is_small(conn, user_id, names)
+                    reads = await self._scope_reads(conn, user_id, names)
                     common_lexemes = await self._common_lexemes.get(conn)
                 with timing.timed("embed-wait"):  # the part of the embedding the steps above did not hide
                     query_vec, plan = await embedding
-                args = self._args(request, user_id, names, tags, plan, query_vec, small_scope, common_lexemes)
-                scope = (small_scope, common_lexemes)
+                args = self._args(request, user_id, names, tags, plan, query_vec, reads, common_lexemes)
+                scope = (reads, common_lexemes)
                 with timing.timed("sql"):
                     rows = await conn.fetch(recall_statement(), *args.values())
                 if names is not None and (not rows or rows[0]["scope_found"] < len(names)):
@@ -159,9 +162,9 @@ class RecallService:
             if fallback is None or scope is None:
                 raise  # nothing cheaper to fall back on, or no time left for it: 503
             log.warning("recall statement hit its statement_timeout; answering from the lexical leg alone")
-            small_scope, common_lexemes = scope
+            reads, common_lexemes = scope
             lexical, legs = fallback
-            args = self._args(request, user_id, names, tags, lexical, None, small_scope, common_lexemes)
+            args = self._args(request, user_id, names, tags, lexical, None, reads, common_lexemes)
             async with self._db.read.acquire() as conn, read_only_transaction(conn, self._set_local_now()):
                 rows = await conn.fetch(recall_statement(), *args.values())
             plan = lexical
@@ -174,7 +177,7 @@ class RecallService:
             degraded=legs is not None or plan.degraded,
             settings=self._effective(plan) if request.explain else None,
         )
-        self._record(started, request, rows, response.degraded, small_scope)
+        self._record(started, request, rows, response.degraded, reads.small)
         return response
 
     async def _push_back_expiry(self, rows: Sequence[asyncpg.Record]) -> None:
@@ -220,8 +223,10 @@ class RecallService:
         why = "unavailable: statement timeout"
         return lexical, {**plan.legs, **dict.fromkeys(dropped, why)}
 
-    async def _scope_is_small(self, conn: asyncpg.Connection, user_id: int, names: list[str] | None) -> bool:
-        """Whether the scope `names` (None: all the user's own) is small (`ScopeSizes`), from which
+    async def _scope_reads(
+        self, conn: asyncpg.Connection, user_id: int, names: list[str] | None
+    ) -> ScopeReads:
+        """How to read the scope `names` (None: all the user's own; `ScopeSizes`), from which
         namespaces it held at most `scope_size_ttl_s` ago: what is in scope now, the statement
         reads itself; which way to read it may lag behind (both ways find the same memories)."""
         key = (user_id, None if names is None else tuple(names))
@@ -232,7 +237,7 @@ class RecallService:
                 self._scope_ids.clear()
             held = (now, [ns.id for ns in await resolve_scope(conn, user_id, names)])
             self._scope_ids[key] = held
-        return await self._scope_sizes.is_small(conn, held[1])
+        return await self._scope_sizes.reads(conn, held[1])
 
     def _args(
         self,
@@ -242,7 +247,7 @@ class RecallService:
         tags: list[str] | None,
         plan: LegPlan,
         query_vec: Vector | None,
-        small_scope: bool,
+        reads: ScopeReads,
         common_lexemes: list[str],
     ) -> RecallArgs:
         filters, graph, weights = request.filters, self._graph, plan.weights
@@ -259,7 +264,7 @@ class RecallService:
             query=request.query,
             common_lexemes=common_lexemes,
             expanded_query=request.expanded_query,
-            small_scope=small_scope,
+            text_by_namespace=reads.text_by_namespace,
             include_sensitive=filters.include_sensitive,
             category=filters.category,
             tags=tags,
@@ -272,6 +277,7 @@ class RecallService:
             leg_depth=self._settings.leg_depth,
             query_vec=HalfVector(query_vec) if query_vec is not None else None,
             w_dense=weights["dense"],
+            small_scope=reads.small,
             embedding_model=self._embedder.model_id,
             rrf_k=self._settings.rrf_k,
             w_graph=weights["graph"],

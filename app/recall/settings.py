@@ -56,7 +56,17 @@ class RecallSettings(Section):
         "count as small too (an HNSW walk past other namespaces' rows grows with the table, the exact "
         "scan only with the scope): 40 makes it 40k at 1M rows",
     )
-    scope_size_ttl_s: float = Field(default=60.0, ge=0, description="how long a scope's row count is cached")
+    text_by_namespace_below_share: float = Field(
+        default=0.4,
+        ge=0,
+        le=1,
+        description="a big scope holding less than this share of the table (planner statistics) still asks "
+        "the text index for its namespaces' matches alone: read table-wide, it would fetch every "
+        "namespace's; 0: only small scopes do",
+    )
+    scope_size_ttl_s: float = Field(
+        default=60.0, ge=0, description="how long a scope's row count (and the table's statistics) is cached"
+    )
     common_lexeme_fraction: float = Field(
         default=0.01,
         ge=0,

@@ -26,7 +26,7 @@ class RecallArgs:
     query: str  # parsed by websearch_to_tsquery: user text can never be a syntax error
     common_lexemes: list[str]  # too common to pick OR-tier candidates (pg_stats, cached)
     expanded_query: str | None  # extra lexical terms, OR-ed in when broadening
-    small_scope: bool  # read the scope through its namespaces' index, dense leg exact
+    text_by_namespace: bool  # the lexical tiers ask the text index namespace by namespace
     include_sensitive: bool
     row_filters: bool = field(init=False)  # any of the five row filters below is set
     category: str | None
@@ -40,6 +40,7 @@ class RecallArgs:
     leg_depth: int  # candidates each leg contributes
     query_vec: HalfVector | None  # the query's embedding; None when no leg needs it or it failed
     w_dense: float  # 0: the dense leg does not run
+    small_scope: bool  # the dense leg scans the scope exactly instead of walking the HNSW index
     embedding_model: str  # only vectors of the query's model are comparable to it
     rrf_k: int
     w_graph: float  # 0: the graph leg does not run
