@@ -10,8 +10,8 @@ index yields every namespace's matches, and the leg keeps the scope's, so a scop
 sixth of the table reads six rows for each one it ranks; asked namespace by namespace, the index
 yields the scope's alone. Only when the scope is most of the table is that detour dearer than the
 rows it saves. On the latency bench's 100k memories, the lexical leg alone, the same 300 questions
-both ways, p50 / p95 ms: a scope of 17.7% of the table 2.9 / 11.3 table-wide, 1.7 / 4.7 by
-namespace; 50% 2.2 / 5.0 and 2.1 / 4.3; all of it 2.4 / 3.9 and 4.0 / 6.4. The share comes from
+both ways (taking turns at going first), p50 / p95 ms: a scope of 17.7% of the table 2.9 / 11.3
+table-wide, 1.6 / 4.2 by namespace; 50% 2.3 / 5.2 and 2.2 / 4.5; all of it 2.2 / 3.8 and 4.0 / 6.3. The share comes from
 the planner's statistics (`pg_stats` of `memories.namespace_id`), read with the table's size, so
 it costs no count: a namespace among the most common values has its sampled share, any other an
 equal part of the rest.
