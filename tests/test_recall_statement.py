@@ -7,7 +7,9 @@ numbering skips or repeats, or a field's Python type is not what PostgreSQL make
 
 from __future__ import annotations
 
+import asyncio
 import fnmatch
+import json
 import re
 import tomllib
 import types
@@ -23,9 +25,10 @@ from pgvector import HalfVector
 
 from app.auth.service import create_user
 from app.db import create_database, read_only_transaction
-from app.db.plans import StatementTimer
+from app.db.plans import StatementTimer, walk_plan
 from app.embeddings import LocalEmbedder
-from app.recall.schemas import RecallRequest
+from app.memories.service import content_hash
+from app.recall.schemas import LegWeights, RecallRequest
 from app.recall.service import RecallService, set_local_sql
 from app.recall.settings import RecallSettings
 from app.recall.sql import compile_named, named_parameters, recall_sql, recall_statement
@@ -174,6 +177,55 @@ async def test_the_recall_transaction_never_compiles_the_statement_with_jit(conn
         assert await conn.fetchval("SELECT current_setting('jit')") == "off"
         assert await conn.fetchval("SELECT current_setting('max_parallel_workers_per_gather')") == "0"
     assert await conn.fetchval("SELECT current_setting('jit')") == "on"  # SET LOCAL: gone at COMMIT
+
+
+async def test_rows_the_importance_prior_cannot_lift_into_the_top_are_never_read(
+    db_url: str, embedder: LocalEmbedder
+) -> None:
+    db = await create_database(db_url, DatabaseSettings(url=db_url, pool_min_size=1, pool_max_size=1))
+    try:
+        async with db.write.acquire() as conn:
+            user_id = await create_user(conn, "prior")
+            namespace_id = await conn.fetchval(
+                "INSERT INTO namespaces (user_id, name) VALUES ($1, 'default') RETURNING id", user_id
+            )
+            # 50 matches of the word, ranked by how often it occurs; the 3rd to 12th matter most
+            contents = [f"note {i}: " + "zyxwort " * (50 - i) for i in range(50)]
+            importance = [1.0 if 2 <= i < 12 else 0.0 for i in range(50)]
+            await conn.copy_records_to_table(
+                "memories",
+                records=[
+                    (namespace_id, c, w, content_hash(c)) for c, w in zip(contents, importance, strict=True)
+                ],
+                columns=["namespace_id", "content", "importance", "content_hash"],
+            )
+        timer = StatementTimer(recall_statement())
+        async with db.read.acquire() as conn:
+            conn.add_query_logger(timer)
+        service = RecallService(db, embedder, RecallSettings(), MemorySettings().tag_limits)
+        lexical = LegWeights(dense=0, graph=0)
+        every = await service.recall(user_id, RecallRequest(query="zyxwort", limit=50, weights=lexical))
+        top = await service.recall(
+            user_id, RecallRequest(query="zyxwort", limit=10, weights=lexical, explain=True)
+        )
+        await asyncio.sleep(0)
+        # the same ten as ranking all fifty, and the prior did reorder them
+        assert [hit.id for hit in top.results] == [hit.id for hit in every.results[:10]]
+        ranks = [hit.explain.lexical_rank or 0 for hit in top.results if hit.explain is not None]
+        assert ranks != sorted(ranks)
+        (_, args) = timer.records[-1]
+        async with db.read.acquire() as conn, read_only_transaction(conn, set_local_sql(RecallSettings())):
+            raw = await conn.fetchval(f"EXPLAIN (ANALYZE, FORMAT JSON) {recall_statement()}", *args)
+    finally:
+        await db.close()
+    # after the legs, memories are read one by one: the ten answers, and before them, for the
+    # prior, 16 of the leg's 50 (those scoring at least 0.7 x the 10th best: 1 / (5 + rank) >= 0.7 / 15)
+    lookups = sorted(
+        node["Actual Loops"]
+        for part, _, node in walk_plan(json.loads(raw)[0]["Plan"])
+        if part == "main" and node.get("Relation Name") == "memories"
+    )
+    assert lookups == [10, 16], lookups
 
 
 def test_the_package_ships_recall_sql() -> None:

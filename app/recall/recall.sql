@@ -572,6 +572,21 @@ fused AS (
     FULL OUTER JOIN dense USING (id)
     FULL OUTER JOIN graph USING (id)
 ),
+-- The importance prior scales a fused score by 1 - p + p * importance, at least 1 - p (importance
+-- lies in [0, 1]): :limit memories scoring F or more before it score (1 - p) * F or more after, so
+-- a memory scoring less than (1 - p) * F before can end in no top :limit, and its row is never
+-- read. F is the :limit-th best score among the lexical and dense hits, which the legs read live
+-- and visible (a graph hit may yet be dropped below); 0 when there are fewer.
+fused_floor AS (
+    SELECT (1 - :importance_prior::float8) * min(fused_score) AS floor
+    FROM (
+        SELECT fused_score FROM fused
+        WHERE lexical_rank IS NOT NULL OR dense_rank IS NOT NULL
+        ORDER BY fused_score DESC
+        LIMIT :limit
+    ) best
+    HAVING count(*) = :limit
+),
 ranked AS (
     SELECT f.*,
            f.fused_score * (1 - :importance_prior::float8 + :importance_prior::float8 * m.importance)
@@ -586,6 +601,7 @@ ranked AS (
         WHERE id = f.id AND deleted_at IS NULL AND (is_sensitive = false OR :include_sensitive::boolean)
         OFFSET 0
     ) m
+    WHERE f.fused_score >= coalesce((SELECT floor FROM fused_floor), 0)
     ORDER BY final_score DESC, f.id
     LIMIT :limit
 )
