@@ -297,6 +297,24 @@ async def test_one_user_never_sees_anothers_memories(
     assert "Forgotten on" not in (await client.get(f"/memories/{memory_id}")).text
 
 
+async def test_the_namespace_pickers_offer_the_users_own_namespaces_by_name(
+    client: Client, alice_key: str, conn: asyncpg.Connection
+) -> None:
+    bob_key = (await scoped_key(conn, "bob", ["read", "write"])).key
+    csrf = await sign_in(client, bob_key)
+    await add_memory(client, csrf, "Bob's own note", namespace="bobs-project")
+    client.cookies.clear()
+    csrf = await sign_in(client, alice_key)
+    await add_memory(client, csrf, "Deploys go out on Tuesdays", namespace="work")
+    await add_memory(client, csrf, "The cat's name is Miso", namespace="home")
+    for path in ("/recall?namespace=work", "/memories?namespace=work"):
+        html = (await client.get(path)).text
+        picker = re.search(r'<select id="[a-z]-namespace" name="namespace">(.*?)</select>', html, re.S)
+        assert picker is not None, path
+        assert re.findall(r'<option value="([^"]*)"', picker.group(1)) == ["", "home", "work"], path
+        assert '<option value="work" selected>' in picker.group(1), path
+
+
 async def test_signing_out_ends_the_session_on_the_server(client: Client, alice_key: str) -> None:
     csrf = await sign_in(client, alice_key)
     copied = client.cookies.get("memoria_session")

@@ -141,6 +141,11 @@ async def list_namespaces(conn: asyncpg.Connection | asyncpg.Pool, user_id: int)
     return list(await conn.fetch(sql.LIST_NAMESPACES, user_id))
 
 
+async def namespace_names(conn: asyncpg.Connection | asyncpg.Pool, user_id: int) -> list[str]:
+    """The names of the user's own namespaces, in order, without counting anything in them."""
+    return [row["name"] for row in await conn.fetch(sql.NAMESPACE_NAMES, user_id)]
+
+
 async def namespace_overview(conn: asyncpg.Connection | asyncpg.Pool, user_id: int) -> list[asyncpg.Record]:
     """The user's own namespaces with live memory and episode counts, concepts and last activity."""
     return list(await conn.fetch(sql.NAMESPACE_OVERVIEW, user_id))

@@ -24,7 +24,7 @@ from app.graph.browse import ConceptOut, concepts_of_memories, memory_concepts
 from app.memories import MemoryService
 from app.memories.schemas import MemorySecrets
 from app.memories.service import ListFilters
-from app.namespaces import namespace_overview
+from app.namespaces import namespace_names
 from app.ui.forms import FormError, MemoryForm, day_start
 from app.ui.settings import UiSettings
 from app.ui.web import Session, UiRequest, form_text, page, see_other
@@ -98,7 +98,7 @@ class MemoryPages(Controller):
         settings: UiSettings = request.app.state.ui_settings
         query = request.query_params
         chosen = ListChoice.read(request)
-        namespaces = await namespace_overview(request.app.state.db.read, session.user.id)
+        namespaces = await namespace_names(request.app.state.db.read, session.user.id)
         error, items, next_cursor = "", [], None
         concepts: dict[int, list[ConceptOut]] = {}
         try:

@@ -15,7 +15,7 @@ from litestar.di import NamedDependency
 from litestar.response import Template
 
 from app.errors import ApiError
-from app.namespaces import namespace_overview
+from app.namespaces import namespace_names
 from app.recall import RecallService
 from app.recall.schemas import RecallRequest
 from app.ui.forms import FormError
@@ -73,7 +73,7 @@ async def recall_page(
 ) -> Template:
     query = request.query_params
     form = {name: query.get(name, "").strip() for name in FIELDS}
-    namespaces = await namespace_overview(request.app.state.db.read, session.user.id)
+    namespaces = await namespace_names(request.app.state.db.read, session.user.id)
     result, error = None, ""
     if form["q"]:
         try:
