@@ -67,7 +67,7 @@ GROUP BY n.id ORDER BY n.name
 NAMESPACE_NAMES = "SELECT name FROM namespaces WHERE user_id = $1 ORDER BY name"
 
 # The web UI's overview of the user's own namespaces: live memories and episodes, concepts, and when
-# a memory in it last changed (a count over each namespace's rows: fine for the UI, not a hot path).
+# a memory in it last changed (a count over each namespace's rows, which only this page pays).
 NAMESPACE_OVERVIEW = """
 SELECT n.name, n.created_at, m.memories, m.episodes, m.last_activity,
        (SELECT count(*) FROM concepts c WHERE c.namespace_id = n.id) AS concepts
