@@ -19,17 +19,13 @@ def _setting(url: str, name: str) -> str:
     return str(row[0])
 
 
-def _shared_buffers(url: str) -> str:
-    return _setting(url, "shared_buffers")
-
-
 def test_a_new_data_dir_starts_with_the_configured_shared_buffers_and_a_restart_applies_a_new_value(
     tmp_path: Path,
 ) -> None:
     pgdata = tmp_path / "pgdata"
     server = start_server(pgdata, "48MB")
     try:
-        assert _shared_buffers(server.get_uri()) == "48MB"  # pgserver's own default is 128MB
+        assert _setting(server.get_uri(), "shared_buffers") == "48MB"  # pgserver's own default is 128MB
         # buffer misses are read by the backend itself, not handed to PostgreSQL 18's I/O workers
         assert int(_setting(server.get_uri(), "server_version_num")) >= 180000
         assert _setting(server.get_uri(), "io_method") == "sync"
@@ -38,7 +34,7 @@ def test_a_new_data_dir_starts_with_the_configured_shared_buffers_and_a_restart_
 
     server = start_server(pgdata, "80MB", cleanup_mode="delete")
     try:
-        assert _shared_buffers(server.get_uri()) == "80MB"
+        assert _setting(server.get_uri(), "shared_buffers") == "80MB"
         conf = (pgdata / "postgresql.conf").read_text().splitlines()
         assert conf.count(f"include_if_exists = '{TUNING_FILE}'") == 1  # included once, not per start
     finally:

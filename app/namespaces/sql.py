@@ -62,10 +62,6 @@ WHERE n.user_id = $1
 GROUP BY n.id ORDER BY n.name
 """
 
-# The names alone, for the web UI's namespace pickers: a count reads every row of a namespace (the
-# overview below took 2.4 s at a million memories, half of them in one namespace).
-NAMESPACE_NAMES = "SELECT name FROM namespaces WHERE user_id = $1 ORDER BY name"
-
 # The web UI's overview of the user's own namespaces: live memories and episodes, concepts, and when
 # a memory in it last changed (a count over each namespace's rows, which only this page pays).
 NAMESPACE_OVERVIEW = """
