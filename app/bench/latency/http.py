@@ -49,18 +49,21 @@ def request_body(text: str, namespace: str, mode: str) -> dict[str, Any]:
 #: The phases of a recall that follow one another (`app.recall.service`, `app.auth.middleware`);
 #: `embed` runs beside `begin` and `scope`, and only `embed-wait` of it is on the request's path.
 SEQUENTIAL_PHASES = ("auth", "begin", "scope", "embed-wait", "sql", "commit")
-SPLIT_COLUMNS = (*SEQUENTIAL_PHASES, "embed", "other", "app", "outside")
+SPLIT_COLUMNS = (*SEQUENTIAL_PHASES, "embed", "other", "app", "outside", "rest")
 
 
 def request_split(phases: dict[str, float], client_ms: float) -> dict[str, float]:
     """One request's time by phase, from its `Server-Timing`: the recorded phases, `other` (the rest
     of the time inside the application: routing, decoding, validation, serialization) and `outside`
-    (what the client waited beyond the application: network, HTTP server, client)."""
+    (what the client waited beyond the application: network, HTTP server, client), and `rest`, what
+    the client waited for neither the statement nor the query embedding (the issue's "non-SQL,
+    non-embedding share": the fixed cost of a request, taken per request, not from medians)."""
     app = phases.get("app", 0.0)
     split = {phase: phases.get(phase, 0.0) for phase in (*SEQUENTIAL_PHASES, "embed")}
     split["other"] = max(app - sum(split[phase] for phase in SEQUENTIAL_PHASES), 0.0)
     split["app"] = app
     split["outside"] = max(client_ms - app, 0.0)
+    split["rest"] = max(client_ms - split["sql"] - split["embed-wait"], 0.0)
     return split
 
 

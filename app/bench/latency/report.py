@@ -63,7 +63,8 @@ def _latency_table(report: dict[str, Any]) -> Table:
         caption=(
             f"ef_search {recall['ef_search']}, iterative_scan {recall['iterative_scan']}, leg_depth "
             f"{recall['leg_depth']}, limit 10; load average {machine['loadavg_start'][0]:.2f} → "
-            f"{machine['loadavg_end'][0]:.2f} on {machine['cpus']} CPUs\n{_load_line(report)}"
+            f"{machine['loadavg_end'][0]:.2f} on {machine['cpus']} CPUs; shared_buffers "
+            f"{machine.get('shared_buffers', '?')}\n{_load_line(report)}"
         ),
     )
     for column in ("path", "scope", "conc.", "mode", "n", "p50", "p95", "p99", "mean", "req/s"):
@@ -87,7 +88,7 @@ def _split_table(report: dict[str, Any]) -> Table | None:
         title="where an HTTP recall's time goes, median ms per phase (Server-Timing)",
         caption="embed runs beside begin and scope; only embed-wait of it is on the request's path. "
         "other: the rest inside the app (routing, decoding, serialization); "
-        "outside: network, HTTP server, client",
+        "outside: network, HTTP server, client; rest: all the client waited for but sql and embed-wait",
     )
     for column in ("scope", "conc.", "mode", *SPLIT_COLUMNS):
         table.add_column(column, justify="left" if column in ("scope", "mode") else "right")

@@ -55,6 +55,7 @@ async def bench_latency(
         report["corpus"]["namespaces"] = await live_counts(db.write, user_id)
         report["corpus"]["table_rows"] = await db.write.fetchval("SELECT count(*) FROM memories")
         report["corpus"]["sizes"] = dict(await db.write.fetchrow(SIZES) or {})
+        shared_buffers = await db.write.fetchval("SHOW shared_buffers")  # decides the p95 at a million
         scopes = await resolve_scopes(db.write, user_id, options.namespaces)
         http_texts = (WARMUP + options.requests) * len(FUSED_MODES)
         timed = WARMUP + options.requests + http_texts * len(options.concurrency) + options.hnsw_queries
@@ -111,7 +112,12 @@ async def bench_latency(
         ratios=ratios_to_lexical(rows),
         hnsw=hnsw,
         explain=explains,
-        machine={"cpus": os.cpu_count(), "loadavg_start": loadavg_start, "loadavg_end": os.getloadavg()},
+        machine={
+            "cpus": os.cpu_count(),
+            "loadavg_start": loadavg_start,
+            "loadavg_end": os.getloadavg(),
+            "shared_buffers": shared_buffers,
+        },
     )
     report["targets"] = target_checks(report)
     return report
