@@ -20,6 +20,8 @@ from typing import IO, TYPE_CHECKING, Self
 
 import psycopg
 
+from app.db.buffers import relation_bytes
+from app.db.buffers import shared_buffers as sized_shared_buffers
 from app.db.urls import with_database
 
 if TYPE_CHECKING:
@@ -106,6 +108,7 @@ def prune_stale_handles(pgdata: Path) -> list[int]:
 
 def start_server(data_dir: Path, shared_buffers: str, cleanup_mode: str = "stop") -> PostgresServer:
     """pgserver's postmaster for `data_dir` with Memoria's settings: started, or joined if running.
+    `shared_buffers` is a size or `auto` (app/db/buffers.py).
 
     pgserver starts PostgreSQL with its stock 128MB of shared_buffers. At 100k memories the table and
     its HNSW index are ~110 MB each, so recall kept re-reading pages from the OS cache: two servers on
@@ -124,7 +127,9 @@ def start_server(data_dir: Path, shared_buffers: str, cleanup_mode: str = "stop"
         if pgs.pgdata_version(pgdata) is None:  # a new data directory: initdb first, so it can be tuned
             pgdata.mkdir(exist_ok=True)
             pgs.get_server(pgdata, cleanup_mode=cleanup_mode, start=False).ensure_pgdata_inited()
-        write_tuning(pgdata, shared_buffers, pgs.pgdata_version(pgdata) or 0)
+        buffers = sized_shared_buffers(shared_buffers, relation_bytes(pgdata))
+        write_tuning(pgdata, buffers, pgs.pgdata_version(pgdata) or 0)
+    log.info("embedded PostgreSQL in %s with shared_buffers %s (%s)", pgdata, buffers, shared_buffers)
     dropped = prune_stale_handles(pgdata)
     if dropped:
         log.warning("dropped the handles of processes that died holding the embedded PostgreSQL: %s", dropped)

@@ -22,9 +22,11 @@ class DatabaseSettings(Section):
     )
     database: str = Field(default="memoria", description="Database name inside the embedded server.")
     embedded_shared_buffers: str = Field(
-        default="512MB",
-        pattern=r"^[1-9][0-9]{0,6}(kB|MB|GB)$",
-        description="shared_buffers of the embedded server (applied when it starts), e.g. 512MB or 1GB.",
+        default="auto",
+        pattern=r"^(auto|[1-9][0-9]{0,6}(kB|MB|GB))$",
+        description="shared_buffers of the embedded server (applied when it starts), e.g. 512MB or 1GB; "
+        "auto: its data files plus a quarter, at least 512MB, at most a quarter of the machine's memory "
+        "(or of its cgroup's limit) and 8GB",
     )
     embedded_restart_attempts: int = Field(
         default=8,
