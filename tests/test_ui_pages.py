@@ -487,16 +487,30 @@ async def test_revealing_secrets_with_the_scope_shows_the_original_once_and_audi
     assert await conn.fetchval("SELECT count(*) FROM secret_reads") == 1
 
 
-async def test_the_namespaces_page_counts_memories_episodes_and_concepts(
-    client: Client, alice_key: str, app: Litestar
+async def test_the_namespaces_page_counts_live_memories_episodes_and_concepts(
+    client: Client, alice_key: str, app: Litestar, conn: asyncpg.Connection
 ) -> None:
     csrf = await sign_in(client, alice_key)
     await add_memory(client, csrf, "Priya owns the Lisbon on-call rota", namespace="ops")
     await add_memory(client, csrf, "Deploys need two approvals", namespace="ops")
+    forgotten = await add_memory(client, csrf, "The old runbook lives in the wiki", namespace="ops")
+    assert (await client.post(f"/memories/{forgotten}/forget", data={"csrf_token": csrf})).status_code == 303
+    exchange = {"session_id": "s-1", "turn": 1, "prompt": "Which queue?", "reply": "The invoices queue."}
+    captured = await client.post(
+        "/v1/capture/claude-code?namespace=ops",
+        json={"exchanges": [exchange]},
+        headers={"Authorization": f"Bearer {alice_key}"},
+    )
+    assert captured.status_code == 200, captured.text
     await drain_jobs(client, app)
     page = (await client.get("/namespaces")).text
     row = page[page.index('href="/memories?namespace=ops"') :]
     row = row[: row.index("</tr>")]
     counts = [int(n) for n in re.findall(r'<td class="num">(\d+)</td>', row)]
-    assert counts[:2] == [2, 0] and counts[2] > 0, row  # memories, episodes, concepts
+    assert counts[:2] == [2, 1] and counts[2] > 0, row  # live memories, episodes, concepts
+    newest = await conn.fetchval(
+        "SELECT max(m.created_at) FROM memories m JOIN namespaces n ON n.id = m.namespace_id "
+        "WHERE n.name = 'ops' AND m.deleted_at IS NULL"
+    )
+    assert newest.strftime("%Y-%m-%d %H:%M") in row  # when the newest live item (the episode) came
     assert "Nothing shared" in page
