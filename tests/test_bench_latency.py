@@ -282,6 +282,24 @@ def test_a_small_run_prints_every_figure_and_writes_json(tmp_path: Path) -> None
     assert "warming the caches with 3 recalls" in result.output
 
 
+def test_a_mid_scope_run_times_the_biggest_of_the_other_namespaces_too(tmp_path: Path) -> None:
+    out = tmp_path / "latency.json"
+    sentences = write_sentences(tmp_path / "sentences.txt")
+    args = ["bench", "latency", "--memories", "300", "--namespaces", "3", "--requests", "5", "--mid-scope"]
+    args += ["--hnsw-queries", "5", "--concurrency", "1", "--sentences", str(sentences), "--json", str(out)]
+    args += ["--cache-warmup", "1"]
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    scopes = {s["label"]: s for s in report["scopes"]}
+    assert list(scopes) == ["big", "mid", "small"]  # the first namespace, the bigger other, the smaller
+    assert scopes["big"]["rows"] > scopes["mid"]["rows"] >= scopes["small"]["rows"] > 0
+    assert scopes["mid"]["namespace"] != scopes["small"]["namespace"]
+    timed = {(r["path"], r["scope"], r["mode"]) for r in report["latency"]}
+    assert {("http", "mid", "all"), ("sql", "mid", "all")} <= timed
+    assert "HTTP all, mid, c=1: p50" in {t["target"] for t in report["targets"]}
+
+
 @pytest.mark.parametrize("concept_embeddings", [False, True])
 async def test_concepts_are_embedded_only_when_the_product_would_embed_them(
     tmp_path: Path, settings: Settings, embedder: LocalEmbedder, conn: Any, concept_embeddings: bool

@@ -143,10 +143,11 @@ async def list_namespaces(conn: asyncpg.Connection | asyncpg.Pool, user_id: int)
 
 async def namespace_names(conn: asyncpg.Connection | asyncpg.Pool, user_id: int) -> list[str]:
     """The names of the user's own namespaces, sorted, for the web UI's pickers: unlike
-    `namespace_overview` it counts nothing (the overview took 2.4 s at a million memories)."""
+    `namespace_overview` it counts nothing (the overview's counts take 0.2 s at a million memories)."""
     return sorted(namespace.name for namespace in await resolve_scope(conn, user_id, None))
 
 
 async def namespace_overview(conn: asyncpg.Connection | asyncpg.Pool, user_id: int) -> list[asyncpg.Record]:
-    """The user's own namespaces with live memory and episode counts, concepts and last activity."""
+    """The user's own namespaces with live memory and episode counts, concepts, and when the newest
+    live item was added (`sql.NAMESPACE_OVERVIEW`)."""
     return list(await conn.fetch(sql.NAMESPACE_OVERVIEW, user_id))

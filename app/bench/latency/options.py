@@ -25,3 +25,4 @@ class LatencyOptions:
     concepts: bool = False  # extract the concept graph too (slow: see `load.index_concepts`)
     bulk: bool = False  # load with COPY and build the indexes after (`bulk.bulk_store`)
     cache_warmup: int = CACHE_WARMUP  # untimed recalls per scope first
+    mid_scope: bool = False  # time a middle-sized namespace too (`scopes.resolve_scopes`)

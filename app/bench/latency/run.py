@@ -56,7 +56,7 @@ async def bench_latency(
         report["corpus"]["table_rows"] = await db.write.fetchval("SELECT count(*) FROM memories")
         report["corpus"]["sizes"] = dict(await db.write.fetchrow(SIZES) or {})
         shared_buffers = await db.write.fetchval("SHOW shared_buffers")  # decides the p95 at a million
-        scopes = await resolve_scopes(db.write, user_id, options.namespaces)
+        scopes = await resolve_scopes(db.write, user_id, options.namespaces, options.mid_scope)
         http_texts = (WARMUP + options.requests) * len(FUSED_MODES)
         timed = WARMUP + options.requests + http_texts * len(options.concurrency) + options.hnsw_queries
         per_scope = options.cache_warmup + timed

@@ -1,4 +1,7 @@
-"""The namespaces recall is timed in: the big one (half the corpus) and the smallest one."""
+"""The namespaces recall is timed in: the big one (half the corpus), the smallest one and, when
+asked, a middle one (the biggest of the rest: 17.7% of a 100k corpus of 10 namespaces), which
+reads its text matches namespace by namespace where the big one reads them table-wide
+(`MEMORIA_RECALL__TEXT_BY_NAMESPACE_BELOW_SHARE`)."""
 
 from __future__ import annotations
 
@@ -30,16 +33,19 @@ async def live_counts(pool: asyncpg.Pool, user_id: int) -> dict[str, int]:
     return {r["name"]: int(r["n"]) for r in rows}
 
 
-async def resolve_scopes(pool: asyncpg.Pool, user_id: int, namespaces: int) -> list[Scope]:
-    """The big scope, and the smallest of the others when there are others."""
+async def resolve_scopes(pool: asyncpg.Pool, user_id: int, namespaces: int, mid: bool = False) -> list[Scope]:
+    """The big scope, the middle one when `mid` and there are two others or more, and the smallest
+    of the others when there are others; in that order."""
     counts = await live_counts(pool, user_id)
     names = namespace_names(namespaces)
     ids = {
         r["name"]: r["id"]
         for r in await pool.fetch("SELECT name, id FROM namespaces WHERE user_id = $1", user_id)
     }
-    smallest = min(names[1:], key=lambda n: counts.get(n, 0)) if len(names) > 1 else None
+    others = sorted(names[1:], key=lambda n: (counts.get(n, 0), n))
     scopes = [Scope("big", names[0], ids[names[0]], counts[names[0]])]
-    if smallest is not None:
-        scopes.append(Scope("small", smallest, ids[smallest], counts[smallest]))
+    if mid and len(others) > 1:
+        scopes.append(Scope("mid", others[-1], ids[others[-1]], counts[others[-1]]))
+    if others:
+        scopes.append(Scope("small", others[0], ids[others[0]], counts[others[0]]))
     return scopes
