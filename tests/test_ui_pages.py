@@ -62,6 +62,19 @@ async def add_memory(client: Client, csrf: str, content: str, **fields: str) -> 
     return int(match.group(1))
 
 
+async def capture_episode(client: Client, key: str, namespace: str = "default") -> int:
+    """One exchange captured as an episode through the hooks' route; its public id."""
+    exchange = {"session_id": "s-1", "turn": 1, "prompt": "Which queue?", "reply": "The invoices queue."}
+    captured = await client.post(
+        f"/v1/capture/claude-code?namespace={namespace}",
+        json={"exchanges": [exchange]},
+        headers={"Authorization": f"Bearer {key}"},
+    )
+    assert captured.status_code == 200, captured.text
+    (episode_id,) = captured.json()["results"][0]["ids"]
+    return int(episode_id)
+
+
 @asynccontextmanager
 async def browser(app: Litestar) -> AsyncIterator[Client]:
     """A client that, like a test of redirects needs, does not follow them."""
@@ -450,14 +463,7 @@ async def test_recall_filters_by_category_and_kind(client: Client, alice_key: st
 async def test_promoting_an_episode_makes_it_a_curated_memory(
     client: Client, alice_key: str, conn: asyncpg.Connection
 ) -> None:
-    exchange = {"session_id": "s-1", "turn": 1, "prompt": "Which queue?", "reply": "The invoices queue."}
-    captured = await client.post(
-        "/v1/capture/claude-code",
-        json={"exchanges": [exchange]},
-        headers={"Authorization": f"Bearer {alice_key}"},
-    )
-    assert captured.status_code == 200, captured.text
-    (episode_id,) = captured.json()["results"][0]["ids"]
+    episode_id = await capture_episode(client, alice_key)
     csrf = await sign_in(client, alice_key)
     page = (await client.get(f"/memories/{episode_id}")).text
     assert "Promote" in page and "expires" in page
@@ -495,13 +501,7 @@ async def test_the_namespaces_page_counts_live_memories_episodes_and_concepts(
     await add_memory(client, csrf, "Deploys need two approvals", namespace="ops")
     forgotten = await add_memory(client, csrf, "The old runbook lives in the wiki", namespace="ops")
     assert (await client.post(f"/memories/{forgotten}/forget", data={"csrf_token": csrf})).status_code == 303
-    exchange = {"session_id": "s-1", "turn": 1, "prompt": "Which queue?", "reply": "The invoices queue."}
-    captured = await client.post(
-        "/v1/capture/claude-code?namespace=ops",
-        json={"exchanges": [exchange]},
-        headers={"Authorization": f"Bearer {alice_key}"},
-    )
-    assert captured.status_code == 200, captured.text
+    await capture_episode(client, alice_key, namespace="ops")
     await drain_jobs(client, app)
     page = (await client.get("/namespaces")).text
     row = page[page.index('href="/memories?namespace=ops"') :]
