@@ -115,16 +115,19 @@ async def test_every_mode_is_scored_and_printed_under_one_name_each(
     config = BenchConfig(settings.database, settings.memories, settings.recall, settings.graph)
     db = await create_database(settings.database.url or "", settings.database)
     try:
-        report = await bench_quality(config, embedder, db, user_id, data, "facts", graph_weights=(0.5,))
+        report = await bench_quality(
+            config, embedder, db, user_id, data, "facts", graph_weights=(0.5,), leg_depths=(1,)
+        )
     finally:
         await db.close()
-    assert list(report["systems"]) == [*MODE_WEIGHTS, "all@graph=0.5", "all@fusion=scores"]
+    assert list(report["systems"]) == [*MODE_WEIGHTS, "all@graph=0.5", "all@fusion=scores", "all@depth=1"]
     assert list(report["paired_ci"]) == [
         "lexical+dense - lexical",
         "lexical+dense - dense",
         "all - lexical+dense",
         "all - all@fusion=scores",
         "all@graph=0.5 - lexical+dense",
+        "all@depth=1 - all",
     ]
     assert all(set(p["by_stratum"]) == {"single-hop", "temporal"} for p in report["paired_ci"].values())
     assert report["systems"]["lexical+dense"]["overall"]["recall@10"] > 0

@@ -99,7 +99,7 @@ async def test_explain_reports_fusion_arithmetic_and_settings(client: Client, al
     await seed(client, alice)
     out = await recall(client, alice, query="rotate API key", namespace="proj", explain=True)
     settings = out["settings"]
-    assert settings["rrf_k"] == 5 and settings["ef_search"] == 200 and settings["leg_depth"] == 50
+    assert settings["rrf_k"] == 5 and settings["ef_search"] == 200 and settings["leg_depth"] == 30
     assert settings["fusion"] == "rrf" and settings["graph_feedback_hits"] == 20
     weights = settings["weights"]
     assert weights["lexical"] == 1.0 and weights["dense"] == 1.0 and weights["graph"] > 0
@@ -244,9 +244,13 @@ async def test_common_lexemes_rank_or_matches_but_pick_them_only_when_rarer_ones
         assert "routin" in common and "zeppelin" in common  # the planner saw both ...
         lexical_only = {"dense": 0, "graph": 0}
         # ... but only "routin" is in more than half the rows: the zeppelins fill the leg on their own
-        rare_enough = await recall(client, alice, query="zeppelin routine", weights=lexical_only, limit=20)
+        # (a limit no higher than the leg depth: a higher one deepens every leg to fill it)
+        rare_enough = await recall(client, alice, query="zeppelin routine", weights=lexical_only, limit=5)
         assert not routine_ids & {h["id"] for h in rare_enough["results"]}
         assert len(rare_enough["results"]) == 5
+        # asked for more than the leg depth, the leg reads deeper and broadens to the common word
+        deeper = await recall(client, alice, query="zeppelin routine", weights=lexical_only, limit=12)
+        assert len(deeper["results"]) == 12 and routine_ids & {h["id"] for h in deeper["results"]}
         # a rarer lexeme that matches nothing does not hide the common one's matches
         rare_missing = await recall(client, alice, query="quokka routine", weights=lexical_only, limit=20)
         assert {h["id"] for h in rare_missing["results"]} <= routine_ids and rare_missing["results"]

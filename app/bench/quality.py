@@ -256,7 +256,11 @@ async def bench_quality(
     data: Path,
     corpus_name: str,
     graph_weights: Sequence[float] = (),
+    leg_depths: Sequence[int] = (),
 ) -> dict[str, Any]:
+    """Every mode's figures; each of `graph_weights` adds `all@graph=<w>` (against lexical+dense),
+    each of `leg_depths` adds `all@depth=<d>`, every leg reading `d` candidates instead of the
+    configured `leg_depth` (against all: what a shallower, cheaper statement costs in quality)."""
     benchmark = read_benchmark(data, corpus_name)
     config = fit_content_limit(config, benchmark)
     console = Console(stderr=True)
@@ -282,4 +286,11 @@ async def bench_quality(
     per_system[SCORE_FUSION] = await run_system(
         benchmark, by_scores.recall_service(db, embedder), user_id, MODE_WEIGHTS[ALL]
     )
+    for depth in leg_depths:
+        shallow = replace(config, recall=config.recall.model_copy(update={"leg_depth": depth}))
+        name = f"{ALL}@depth={depth}"
+        per_system[name] = await run_system(
+            benchmark, shallow.recall_service(db, embedder), user_id, MODE_WEIGHTS[ALL]
+        )
+        pairs.append((name, ALL))
     return summarise(benchmark, per_system, corpus_name, pairs)

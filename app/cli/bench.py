@@ -140,7 +140,15 @@ def extraction(data: Path, corpus: str, limit: int) -> None:
     help="Comma-separated graph-leg weights to sweep, e.g. 0.25,0.5,1,2: each adds a system "
     "all@graph=<w>, compared with lexical+dense.",
 )
-def quality(data: Path, corpus: str | None, json_out: Path | None, graph_weights: str) -> None:
+@click.option(
+    "--leg-depths",
+    default="",
+    help="Comma-separated leg depths to try, e.g. 30,40: each adds a system all@depth=<d>, every leg "
+    "reading d candidates, compared with all at the configured depth.",
+)
+def quality(
+    data: Path, corpus: str | None, json_out: Path | None, graph_weights: str, leg_depths: str
+) -> None:
     """Load a corpus through the real store path into a scratch database and score recall in each
     mode: lexical, dense, graph, lexical+dense and all (every leg, the configured defaults), and all
     fused by normalised scores instead of ranks."""
@@ -155,9 +163,17 @@ def quality(data: Path, corpus: str | None, json_out: Path | None, graph_weights
         sweep = [float(w) for w in graph_weights.split(",") if w.strip()]
     except ValueError as exc:
         raise click.BadParameter(f"not a list of numbers: {graph_weights!r}") from exc
+    try:
+        depths = [int(d) for d in leg_depths.split(",") if d.strip()]
+        if any(not 1 <= d <= 1000 for d in depths):
+            raise ValueError(leg_depths)
+    except ValueError as exc:
+        raise click.BadParameter(
+            f"whole numbers from 1 to 1000: {leg_depths!r}", param_hint="--leg-depths"
+        ) from exc
     report = run_on_scratch(
         lambda sections, embedder, db, user_id: bench_quality(
-            sections, embedder, db, user_id, data, corpus, sweep
+            sections, embedder, db, user_id, data, corpus, sweep, depths
         )
     )
     print_report(report, Console(width=140))

@@ -175,7 +175,7 @@ class RecallService:
             results=[self._hit(row, request.explain) for row in rows],
             legs=legs or plan.legs,
             degraded=legs is not None or plan.degraded,
-            settings=self._effective(plan) if request.explain else None,
+            settings=self._effective(plan, request.limit) if request.explain else None,
         )
         self._record(started, request, rows, response.degraded, reads.small)
         return response
@@ -274,7 +274,7 @@ class RecallService:
             created_until=as_utc(filters.created_until),
             lexical_cap=self._settings.lexical_candidate_cap,
             w_lexical=weights["lexical"],
-            leg_depth=self._settings.leg_depth,
+            leg_depth=self._leg_depth(request.limit),
             query_vec=HalfVector(query_vec) if query_vec is not None else None,
             w_dense=weights["dense"],
             small_scope=reads.small,
@@ -334,10 +334,15 @@ class RecallService:
             degraded=degraded,
         )
 
-    def _effective(self, plan: LegPlan) -> EffectiveSettings:
+    def _leg_depth(self, limit: int) -> int:
+        """Candidates per leg: the configured depth, or `limit` when more are asked for, so that a
+        single leg can still fill the answer."""
+        return max(self._settings.leg_depth, limit)
+
+    def _effective(self, plan: LegPlan, limit: int) -> EffectiveSettings:
         return EffectiveSettings(
             rrf_k=self._settings.rrf_k,
-            leg_depth=self._settings.leg_depth,
+            leg_depth=self._leg_depth(limit),
             weights=plan.weights,
             ef_search=self._settings.ef_search,
             iterative_scan=self._settings.iterative_scan,

@@ -20,7 +20,13 @@ class RecallSettings(Section):
         default="rrf",
         description="rrf: sum of w / (k + rank); scores: sum of w x the leg's min-max normalised score",
     )
-    leg_depth: int = Field(default=50, ge=1, le=1000, description="candidates each leg contributes")
+    leg_depth: int = Field(
+        default=30,
+        ge=1,
+        le=1000,
+        description="candidates each leg contributes, or the request's limit when that is more; 30 "
+        "ranked as well as 50 on the dev splits and made a 17.7% scope's statement 28% faster (README)",
+    )
     weight_lexical: float = Field(default=1.0, ge=0, le=10)
     weight_dense: float = Field(default=1.0, ge=0, le=10)
     importance_prior: float = Field(
