@@ -300,6 +300,21 @@ def test_a_mid_scope_run_times_the_biggest_of_the_other_namespaces_too(tmp_path:
     assert "HTTP all, mid, c=1: p50" in {t["target"] for t in report["targets"]}
 
 
+def test_the_report_names_the_candidate_list_the_service_walks_this_table_with(tmp_path: Path) -> None:
+    out = tmp_path / "latency.json"
+    sentences = write_sentences(tmp_path / "sentences.txt")
+    args = ["bench", "latency", "--memories", "300", "--namespaces", "3", "--requests", "2"]
+    args += ["--hnsw-queries", "2", "--concurrency", "1", "--sentences", str(sentences), "--json", str(out)]
+    args += ["--cache-warmup", "1"]
+    # 300 rows, one tenfold beyond 30: the configured 100 grows to 200
+    env = {"MEMORIA_RECALL__EF_SEARCH_GROWS_ABOVE": "30"}
+    result = CliRunner().invoke(main, args, env=env, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    settings = json.loads(out.read_text())["settings"]
+    assert (settings["ef_search"], settings["ef_search_used"]) == (100, 200)
+    assert "ef_search 200," in result.output and "exact search (ef_search 200)" in result.output
+
+
 @pytest.mark.parametrize("concept_embeddings", [False, True])
 async def test_concepts_are_embedded_only_when_the_product_would_embed_them(
     tmp_path: Path, settings: Settings, embedder: LocalEmbedder, conn: Any, concept_embeddings: bool

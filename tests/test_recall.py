@@ -99,7 +99,7 @@ async def test_explain_reports_fusion_arithmetic_and_settings(client: Client, al
     await seed(client, alice)
     out = await recall(client, alice, query="rotate API key", namespace="proj", explain=True)
     settings = out["settings"]
-    assert settings["rrf_k"] == 5 and settings["ef_search"] == 200 and settings["leg_depth"] == 30
+    assert settings["rrf_k"] == 5 and settings["ef_search"] == 100 and settings["leg_depth"] == 30
     assert settings["fusion"] == "rrf" and settings["graph_feedback_hits"] == 20
     weights = settings["weights"]
     assert weights["lexical"] == 1.0 and weights["dense"] == 1.0 and weights["graph"] > 0

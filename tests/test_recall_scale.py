@@ -269,6 +269,40 @@ async def test_the_cached_generic_plan_uses_hnsw_for_dense_and_gin_for_lexical(
     assert {node.get("Index Name") for node in edge_reads} == EDGE_INDEXES, edge_reads
 
 
+async def test_the_walk_keeps_a_candidate_list_grown_with_the_table_from_its_first_recall(
+    scale_table: ScaleTable, one_connection_db: Database, embedder: LocalEmbedder
+) -> None:
+    # 20,000 rows, two tenfolds beyond 200: 40 + 2 x 60 candidates
+    settings = RecallSettings(ef_search=40, ef_search_grows_above=200, ef_search_per_tenfold=60)
+    service = _service(one_connection_db, embedder, settings=settings)
+    sent: list[str] = []
+    async with one_connection_db.read.acquire() as conn:
+        conn.add_query_logger(lambda record: sent.append(record.query))
+    request = RecallRequest(query="notes", namespace="big", explain=True)
+    first = await service.recall(scale_table.user_id, request)
+    # the first BEGIN went out before the table's size was known; the list was set again before the
+    # statement, in the same transaction
+    begin = next(i for i, query in enumerate(sent) if query.startswith("BEGIN"))
+    statement = sent.index(recall_statement())
+    assert "hnsw.ef_search = 40;" in sent[begin]
+    assert "SET LOCAL hnsw.ef_search = 160" in sent[begin + 1 : statement]
+    assert first.settings is not None and first.settings.ef_search == 160
+    sent.clear()
+    await service.recall(scale_table.user_id, request)
+    (begin_again,) = [query for query in sent if query.startswith("BEGIN")]
+    assert "hnsw.ef_search = 160;" in begin_again
+    assert not [query for query in sent if query.startswith("SET LOCAL hnsw.ef_search")]
+
+
+async def test_a_table_below_the_growth_threshold_walks_with_the_configured_list(
+    scale_table: ScaleTable, scale_db: Database, embedder: LocalEmbedder
+) -> None:
+    response = await _service(scale_db, embedder, settings=RecallSettings()).recall(
+        scale_table.user_id, RecallRequest(query="notes", namespace="big", explain=True)
+    )
+    assert response.settings is not None and response.settings.ef_search == RecallSettings().ef_search
+
+
 async def _plan_counts(db: Database) -> tuple[int, int]:
     async with db.read.acquire() as conn:
         row = await conn.fetchrow(

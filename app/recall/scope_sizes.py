@@ -131,6 +131,11 @@ class ScopeSizes:
         self._table = _Table(-math.inf, 0, {}, None)
 
     @property
+    def table_rows(self) -> int:
+        """The table's rows as of the last read (the planner's estimate; 0 before the first)."""
+        return self._table.rows
+
+    @property
     def threshold(self) -> int:
         """Scopes with fewer live memories than this are small (as of the last table size read)."""
         if self._floor <= 0:

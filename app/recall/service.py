@@ -22,6 +22,7 @@ from app.errors import InvalidInput
 from app.graph import query_concept_names
 from app.graph.settings import GraphSettings
 from app.namespaces import resolve_scope, shared_address, validate_namespace_name
+from app.recall.ef_search import ef_search_for
 from app.recall.legs import LegPlan
 from app.recall.lexemes import CommonLexemes
 from app.recall.schemas import (
@@ -44,7 +45,9 @@ MAX_SCOPES = 10_000
 """Scopes whose namespaces are remembered for their size at most; past it they are read afresh."""
 
 
-def set_local_sql(settings: RecallSettings, statement_timeout_ms: int | None = None) -> str:
+def set_local_sql(
+    settings: RecallSettings, statement_timeout_ms: int | None = None, ef_search: int | None = None
+) -> str:
     """SET LOCAL lines sent with the recall transaction's BEGIN; values are validated settings.
 
     SET LOCAL (not SET) keeps them inside the transaction, so a transaction-mode pooler never
@@ -55,13 +58,14 @@ def set_local_sql(settings: RecallSettings, statement_timeout_ms: int | None = N
     JIT is off: the generic plan's estimated cost (296,390 at 100k memories, more on bigger tables)
     is above `jit_above_cost` (100,000), so a server built with LLVM would compile the statement's
     expressions at every recall, milliseconds for a statement that runs in a few.
-    `statement_timeout_ms` replaces the configured timeout (a request with less time left).
+    `statement_timeout_ms` replaces the configured timeout (a request with less time left), and
+    `ef_search` the configured candidate list (one grown with the table: `ef_search.ef_search_for`).
     """
     plan_mode = "force_generic_plan" if settings.generic_plan else "auto"
     return (
         "SET LOCAL max_parallel_workers_per_gather = 0; "  # worker start-up costs more than it saves
         "SET LOCAL jit = off; "  # compiling costs more than the statement (docstring)
-        f"SET LOCAL hnsw.ef_search = {int(settings.ef_search)}; "
+        f"SET LOCAL hnsw.ef_search = {int(settings.ef_search if ef_search is None else ef_search)}; "
         f"SET LOCAL hnsw.iterative_scan = {settings.iterative_scan}; "
         f"SET LOCAL hnsw.max_scan_tuples = {int(settings.max_scan_tuples)}; "
         f"SET LOCAL statement_timeout = {int(statement_timeout_ms or settings.statement_timeout_ms)}; "
@@ -89,7 +93,7 @@ class RecallService:
         self._tag_limits = tag_limits
         self._graph = graph or GraphSettings()
         self._metrics = metrics or RecallMetrics()
-        self._set_local = set_local_sql(settings)
+        self._set_local: dict[int, str] = {}  # by ef_search: the lines of a request with time to spare
         self._scope_sizes = ScopeSizes(
             settings.exact_scan_below,
             settings.exact_scan_per_sqrt_rows,
@@ -140,13 +144,19 @@ class RecallService:
         legs: dict[str, str] | None = None
         try:
             began = time.perf_counter()
-            async with self._db.read.acquire() as conn, read_only_transaction(conn, self._set_local_now()):
+            ef_search = self._ef_search()
+            async with (
+                self._db.read.acquire() as conn,
+                read_only_transaction(conn, self._set_local_now(ef_search)),
+            ):
                 timing.record("begin", (time.perf_counter() - began) * 1000.0)  # acquire, BEGIN, SET LOCALs
                 # The statement resolves the scope itself; these two are cached, a round trip only
                 # when stale (and the first recall of a scope also answers 404 for a name not found).
                 with timing.timed("scope"):
                     reads = await self._scope_reads(conn, user_id, names)
                     common_lexemes = await self._common_lexemes.get(conn)
+                    if (for_table := self._ef_search()) != ef_search:  # the table's size was read afresh
+                        await conn.execute(f"SET LOCAL hnsw.ef_search = {for_table}")
                 with timing.timed("embed-wait"):  # the part of the embedding the steps above did not hide
                     query_vec, plan = await embedding
                 args = self._args(request, user_id, names, tags, plan, query_vec, reads, common_lexemes)
@@ -165,7 +175,10 @@ class RecallService:
             reads, common_lexemes = scope
             lexical, legs = fallback
             args = self._args(request, user_id, names, tags, lexical, None, reads, common_lexemes)
-            async with self._db.read.acquire() as conn, read_only_transaction(conn, self._set_local_now()):
+            async with (
+                self._db.read.acquire() as conn,
+                read_only_transaction(conn, self._set_local_now(self._ef_search())),
+            ):
                 rows = await conn.fetch(recall_statement(), *args.values())
             plan = lexical
         finally:
@@ -203,13 +216,20 @@ class RecallService:
         except Exception:  # cancellation (the request's deadline) is no Exception: it still ends the request
             log.warning("pushing back the expiry of %d recalled episodes failed", len(due), exc_info=True)
 
-    def _set_local_now(self) -> str:
+    def _ef_search(self) -> int:
+        """The HNSW candidate list for the table's size as last read (`ef_search.ef_search_for`)."""
+        return ef_search_for(self._scope_sizes.table_rows, self._settings)
+
+    def _set_local_now(self, ef_search: int) -> str:
         """The SET LOCAL lines, `statement_timeout` cut to the request's time left: a statement
         nobody waits for any more must not keep PostgreSQL busy."""
         left = deadline.remaining()
         if left is None or left * 1000 >= self._settings.statement_timeout_ms:
-            return self._set_local
-        return set_local_sql(self._settings, max(int(left * 1000), 1))
+            lines = self._set_local.get(ef_search)
+            if lines is None:
+                lines = self._set_local[ef_search] = set_local_sql(self._settings, ef_search=ef_search)
+            return lines
+        return set_local_sql(self._settings, max(int(left * 1000), 1), ef_search)
 
     def _lexical_fallback(self, plan: LegPlan) -> tuple[LegPlan, dict[str, str]] | None:
         """After the whole statement ran out of time: the plan with the lexical leg alone (the
@@ -344,7 +364,7 @@ class RecallService:
             rrf_k=self._settings.rrf_k,
             leg_depth=self._leg_depth(limit),
             weights=plan.weights,
-            ef_search=self._settings.ef_search,
+            ef_search=self._ef_search(),
             iterative_scan=self._settings.iterative_scan,
             lexical_mode="websearch AND, broadened to OR of lexemes when short",
             graph_max_hops=self._graph.max_hops,

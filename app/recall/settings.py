@@ -33,10 +33,23 @@ class RecallSettings(Section):
         default=0.3, ge=0, le=1, description="final = fused * (1 - p + p * importance)"
     )
     ef_search: int = Field(
-        default=200,
+        default=100,
         ge=1,
         le=1000,
-        description="hnsw.ef_search, SET LOCAL per recall: the HNSW candidate list (dense recall vs cost)",
+        description="hnsw.ef_search (SET LOCAL per recall) on a table of up to ef_search_grows_above rows: "
+        "the HNSW walk's candidate list, dense recall against cost",
+    )
+    ef_search_grows_above: int = Field(
+        default=100_000,
+        ge=1,
+        description="table rows above which the candidate list grows (app/recall/ef_search.py)",
+    )
+    ef_search_per_tenfold: int = Field(
+        default=100,
+        ge=0,
+        le=1000,
+        description="candidates added for each tenfold of table rows beyond ef_search_grows_above (200 "
+        "at a million with the defaults; 0: never grows)",
     )
     iterative_scan: Literal["off", "relaxed_order", "strict_order"] = "relaxed_order"
     max_scan_tuples: int = Field(default=20000, ge=1, description="hnsw.max_scan_tuples for iterative scans")

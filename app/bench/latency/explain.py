@@ -21,17 +21,23 @@ from app.recall.sql import RECALL_STATEMENT
 
 
 async def explain_profile(
-    url: str, recall: RecallSettings, sampled: Sequence[Sequence[Any]], slowest: Sequence[Any]
+    url: str,
+    recall: RecallSettings,
+    sampled: Sequence[Sequence[Any]],
+    slowest: Sequence[Any],
+    ef_search: int,
 ) -> dict[str, Any]:
     """Median time per part over the `sampled` statements' arguments, and the full plan text of the
-    `slowest`, each run with the SET LOCAL settings the service sends."""
+    `slowest`, each run with the SET LOCAL settings the service sends (`ef_search` the candidate
+    list it uses on this table)."""
+    set_local = set_local_sql(recall, ef_search=ef_search)
     conn = await asyncpg.connect(url)
     try:
         await register_vector(conn)
-        summaries = [plan_summary(await _explain_json(conn, recall, args)) for args in sampled]
-        worst = plan_summary(await _explain_json(conn, recall, slowest))
+        summaries = [plan_summary(await _explain_json(conn, set_local, args)) for args in sampled]
+        worst = plan_summary(await _explain_json(conn, set_local, slowest))
         async with conn.transaction(readonly=True):
-            await conn.execute(set_local_sql(recall))
+            await conn.execute(set_local)
             text = await conn.fetch(f"EXPLAIN (ANALYZE, BUFFERS) {RECALL_STATEMENT}", *slowest)
     finally:
         await conn.close()
@@ -50,11 +56,9 @@ async def explain_profile(
     }
 
 
-async def _explain_json(
-    conn: asyncpg.Connection, recall: RecallSettings, args: Sequence[Any]
-) -> dict[str, Any]:
+async def _explain_json(conn: asyncpg.Connection, set_local: str, args: Sequence[Any]) -> dict[str, Any]:
     async with conn.transaction(readonly=True):
-        await conn.execute(set_local_sql(recall))
+        await conn.execute(set_local)
         raw = await conn.fetchval(f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {RECALL_STATEMENT}", *args)
     plan: dict[str, Any] = (json.loads(raw) if isinstance(raw, str) else raw)[0]
     return plan

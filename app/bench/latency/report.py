@@ -26,7 +26,7 @@ def print_report(report: dict[str, Any], console: Console, show_plans: bool = Fa
     if split is not None:
         console.print(split)
     console.print(_ratios_table(report["ratios"]))
-    console.print(_hnsw_table(report["hnsw"], report["settings"]["ef_search"]))
+    console.print(_hnsw_table(report["hnsw"], _ef_search(report["settings"])))
     console.print(_targets_table(report["targets"]))
     console.print(plans_table(report["explain"]))
     if show_plans:
@@ -61,7 +61,7 @@ def _latency_table(report: dict[str, Any]) -> Table:
     table = Table(
         title=f"recall latency, ms — {report['corpus']['table_rows']:,} memories; scopes: {scopes}",
         caption=(
-            f"ef_search {recall['ef_search']}, iterative_scan {recall['iterative_scan']}, leg_depth "
+            f"ef_search {_ef_search(recall)}, iterative_scan {recall['iterative_scan']}, leg_depth "
             f"{recall['leg_depth']}, limit 10; load average {machine['loadavg_start'][0]:.2f} → "
             f"{machine['loadavg_end'][0]:.2f} on {machine['cpus']} CPUs; shared_buffers "
             f"{machine.get('shared_buffers', '?')}\n{_load_line(report)}"
@@ -108,6 +108,13 @@ def _ratios_table(ratios: list[dict[str, Any]]) -> Table:
             r["path"], r["scope"], str(r["concurrency"]), r["mode"], f"{r['p50']:.2f}", f"{r['p95']:.2f}"
         )
     return table
+
+
+def _ef_search(recall: dict[str, Any]) -> int:
+    """The candidate list the service walked this table with (a report of older code has only the
+    configured one)."""
+    used: int = recall.get("ef_search_used", recall["ef_search"])
+    return used
 
 
 def _hnsw_table(hnsw: list[dict[str, Any]], ef_search: int) -> Table:

@@ -23,6 +23,7 @@ from app.bench.latency.targets import ratios_to_lexical, target_checks
 from app.bench.scratch import bench_user
 from app.db import create_database
 from app.embeddings import Embedder
+from app.recall.ef_search import ef_search_for
 
 # What a corpus of this size takes on disk (bytes): the table with its TOAST, and its two big indexes.
 SIZES = """
@@ -30,6 +31,9 @@ SELECT pg_table_size('memories') AS table_bytes,
        pg_relation_size('memories_embedding_hnsw_idx') AS hnsw_bytes,
        pg_relation_size('memories_search_idx') AS text_index_bytes
 """
+
+# The table's size as the planner estimates it, which `ScopeSizes` reads for the service.
+TABLE_ROWS_ESTIMATE = "SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE oid = 'memories'::regclass"
 
 
 async def bench_latency(
@@ -56,6 +60,8 @@ async def bench_latency(
         report["corpus"]["table_rows"] = await db.write.fetchval("SELECT count(*) FROM memories")
         report["corpus"]["sizes"] = dict(await db.write.fetchrow(SIZES) or {})
         shared_buffers = await db.write.fetchval("SHOW shared_buffers")  # decides the p95 at a million
+        # the candidate list the service walks this table with: it grows with the planner's estimate
+        ef_search = ef_search_for(await db.write.fetchval(TABLE_ROWS_ESTIMATE), config.recall)
         scopes = await resolve_scopes(db.write, user_id, options.namespaces, options.mid_scope)
         http_texts = (WARMUP + options.requests) * len(FUSED_MODES)
         timed = WARMUP + options.requests + http_texts * len(options.concurrency) + options.hnsw_queries
@@ -79,7 +85,7 @@ async def bench_latency(
                 {"path": "embed", "scope": scope.label, "concurrency": 1, "mode": "query", **sql["embed"]}
             )
             for mode, (ms, args, text) in sql["slowest"].items():
-                profile = await explain_profile(url, config.recall, sql["sampled"][mode], args)
+                profile = await explain_profile(url, config.recall, sql["sampled"][mode], args, ef_search)
                 profile["slowest"].update(query=text, timed_ms=round(ms, 2))
                 explains[f"{scope.label}/{mode}"] = profile
             console.print(f"{scope.label} scope: HNSW recall@10 over {options.hnsw_queries} queries")
@@ -106,7 +112,7 @@ async def bench_latency(
     finally:
         await db.close()
     report.update(
-        settings=config.recall.model_dump(),
+        settings={**config.recall.model_dump(), "ef_search_used": ef_search},
         scopes=[{"label": s.label, "namespace": s.namespace, "rows": s.rows} for s in scopes],
         latency=rows,
         ratios=ratios_to_lexical(rows),
