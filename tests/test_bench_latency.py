@@ -245,17 +245,27 @@ async def test_a_bulk_load_resumes_writes_the_store_paths_rows_and_rebuilds_the_
     assert hits >= 1
 
 
-@pytest.mark.e2e
-def test_a_small_run_prints_every_figure_and_writes_json(tmp_path: Path) -> None:
+def _small_run(
+    tmp_path: Path, *options: str, env: dict[str, str] | None = None
+) -> tuple[str, dict[str, Any]]:
+    """`memoria bench latency` over 300 memories in 3 namespaces, with `options` (each run's own
+    requests, queries, concurrency and warm-up); its output and its JSON report."""
     out = tmp_path / "latency.json"
     sentences = write_sentences(tmp_path / "sentences.txt")
-    args = ["bench", "latency", "--memories", "300", "--namespaces", "3", "--requests", "10"]
-    args += ["--hnsw-queries", "5", "--concurrency", "1,2", "--sentences", str(sentences), "--json", str(out)]
-    args += ["--cache-warmup", "3"]
-    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    args = ["bench", "latency", "--memories", "300", "--namespaces", "3", *options]
+    args += ["--sentences", str(sentences), "--json", str(out)]
+    result = CliRunner().invoke(main, args, env=env, catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    assert "where an HTTP recall's time goes" in result.output
-    report = json.loads(out.read_text())
+    report: dict[str, Any] = json.loads(out.read_text())
+    return result.output, report
+
+
+@pytest.mark.e2e
+def test_a_small_run_prints_every_figure_and_writes_json(tmp_path: Path) -> None:
+    output, report = _small_run(
+        tmp_path, "--requests", "10", "--hnsw-queries", "5", "--concurrency", "1,2", "--cache-warmup", "3"
+    )
+    assert "where an HTTP recall's time goes" in output
     rows = {(r["path"], r["scope"], r["concurrency"], r["mode"]): r for r in report["latency"]}
     for scope in ("big", "small"):
         for concurrency in (1, 2):
@@ -278,19 +288,15 @@ def test_a_small_run_prints_every_figure_and_writes_json(tmp_path: Path) -> None
     profile = report["explain"]["big/all"]
     assert profile["statements"] > 0 and "CTE dense_ann" in profile["parts_ms_p50"]
     assert "Execution Time" in profile["slowest"]["text"]
-    assert "recall latency" in result.output and "HNSW recall@10" in result.output
-    assert "warming the caches with 3 recalls" in result.output
+    assert "recall latency" in output and "HNSW recall@10" in output
+    assert "warming the caches with 3 recalls" in output
 
 
 def test_a_mid_scope_run_times_the_biggest_of_the_other_namespaces_too(tmp_path: Path) -> None:
-    out = tmp_path / "latency.json"
-    sentences = write_sentences(tmp_path / "sentences.txt")
-    args = ["bench", "latency", "--memories", "300", "--namespaces", "3", "--requests", "5", "--mid-scope"]
-    args += ["--hnsw-queries", "5", "--concurrency", "1", "--sentences", str(sentences), "--json", str(out)]
-    args += ["--cache-warmup", "1"]
-    result = CliRunner().invoke(main, args, catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    report = json.loads(out.read_text())
+    _, report = _small_run(
+        tmp_path, "--requests", "5", "--mid-scope", "--hnsw-queries", "5", "--concurrency", "1",
+        "--cache-warmup", "1",
+    )  # fmt: skip
     scopes = {s["label"]: s for s in report["scopes"]}
     assert list(scopes) == ["big", "mid", "small"]  # the first namespace, the bigger other, the smaller
     assert scopes["big"]["rows"] > scopes["mid"]["rows"] >= scopes["small"]["rows"] > 0
@@ -301,18 +307,14 @@ def test_a_mid_scope_run_times_the_biggest_of_the_other_namespaces_too(tmp_path:
 
 
 def test_the_report_names_the_candidate_list_the_service_walks_this_table_with(tmp_path: Path) -> None:
-    out = tmp_path / "latency.json"
-    sentences = write_sentences(tmp_path / "sentences.txt")
-    args = ["bench", "latency", "--memories", "300", "--namespaces", "3", "--requests", "2"]
-    args += ["--hnsw-queries", "2", "--concurrency", "1", "--sentences", str(sentences), "--json", str(out)]
-    args += ["--cache-warmup", "1"]
     # 300 rows, one tenfold beyond 30: the configured 100 grows to 200
-    env = {"MEMORIA_RECALL__EF_SEARCH_GROWS_ABOVE": "30"}
-    result = CliRunner().invoke(main, args, env=env, catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    settings = json.loads(out.read_text())["settings"]
+    output, report = _small_run(
+        tmp_path, "--requests", "2", "--hnsw-queries", "2", "--concurrency", "1", "--cache-warmup", "1",
+        env={"MEMORIA_RECALL__EF_SEARCH_GROWS_ABOVE": "30"},
+    )  # fmt: skip
+    settings = report["settings"]
     assert (settings["ef_search"], settings["ef_search_used"]) == (100, 200)
-    assert "ef_search 200," in result.output and "exact search (ef_search 200)" in result.output
+    assert "ef_search 200," in output and "exact search (ef_search 200)" in output
 
 
 @pytest.mark.parametrize("concept_embeddings", [False, True])
