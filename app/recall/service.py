@@ -93,7 +93,6 @@ class RecallService:
         self._tag_limits = tag_limits
         self._graph = graph or GraphSettings()
         self._metrics = metrics or RecallMetrics()
-        self._set_local: dict[int, str] = {}  # by ef_search: the lines of a request with time to spare
         self._scope_sizes = ScopeSizes(
             settings.exact_scan_below,
             settings.exact_scan_per_sqrt_rows,
@@ -224,12 +223,10 @@ class RecallService:
         """The SET LOCAL lines, `statement_timeout` cut to the request's time left: a statement
         nobody waits for any more must not keep PostgreSQL busy."""
         left = deadline.remaining()
-        if left is None or left * 1000 >= self._settings.statement_timeout_ms:
-            lines = self._set_local.get(ef_search)
-            if lines is None:
-                lines = self._set_local[ef_search] = set_local_sql(self._settings, ef_search=ef_search)
-            return lines
-        return set_local_sql(self._settings, max(int(left * 1000), 1), ef_search)
+        timeout_ms = (
+            None if left is None else min(max(int(left * 1000), 1), self._settings.statement_timeout_ms)
+        )
+        return set_local_sql(self._settings, timeout_ms, ef_search)
 
     def _lexical_fallback(self, plan: LegPlan) -> tuple[LegPlan, dict[str, str]] | None:
         """After the whole statement ran out of time: the plan with the lexical leg alone (the
