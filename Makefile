@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 
 VENDOR := app/ui/static/vendor/cytoscape.esm.min.mjs
 
-.PHONY: run test lint venv clean
+.PHONY: run test lint docs venv clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,10 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check app tests migrations
 	$(BIN)/mypy
 	$(BIN)/mypy migrations
+
+# The documentation site, built with --strict into a temporary directory (every link must resolve).
+docs: $(STAMP)
+	bash .ci/docs.sh
 
 clean:
 	rm -rf $(VENV)

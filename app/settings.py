@@ -57,8 +57,8 @@ _ORIGIN = re.compile(r"https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?|https?://\[[0-9A-Fa
 
 
 class ServerSettings(Section):
-    host: str = "127.0.0.1"
-    port: int = Field(default=8080, ge=0, le=65535)
+    host: str = Field(default="127.0.0.1", description="Address `memoria serve` binds (loopback by default).")
+    port: int = Field(default=8080, ge=0, le=65535, description="Port `memoria serve` listens on.")
     max_body_bytes: int = Field(default=1_048_576, ge=1024, description="Larger request bodies get 413.")
     request_deadline_ms: int = Field(
         default=5000,
@@ -90,7 +90,9 @@ class ServerSettings(Section):
         description="Web origins (`https://app.example.com`, `http://localhost:5173`) whose pages may "
         "call the API from a browser. Empty (the default): CORS is off, no cross-origin grant at all",
     )
-    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    log_level: Literal["debug", "info", "warning", "error"] = Field(
+        default="info", description="Least severe log line written to stderr."
+    )
     log_format: Literal["text", "json"] = Field(
         default="text",
         description="`json`: one JSON object per log line; every line of a request carries its request id",

@@ -50,9 +50,17 @@ class DatabaseSettings(Section):
         ge=0,
         description="asyncpg prepared-statement cache; 0 behind PgBouncer < 1.21 in transaction mode.",
     )
-    pool_min_size: int = Field(default=1, ge=0)
-    pool_max_size: int = Field(default=10, ge=1)
-    command_timeout_s: float = Field(default=10.0, gt=0)
+    pool_min_size: int = Field(default=1, ge=0, description="Connections each pool keeps open when idle.")
+    pool_max_size: int = Field(
+        default=10,
+        ge=1,
+        description="Most connections a pool opens; more requests wait for one (bounded by the deadline).",
+    )
+    command_timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        description="Client-side timeout of one SQL statement, a backstop behind the request deadline.",
+    )
     connect_timeout_s: float = Field(
         default=5.0,
         gt=0,

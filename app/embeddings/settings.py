@@ -36,7 +36,9 @@ class EmbeddingSettings(Section):
         description="intra-op threads per PyTorch model call; with MAX_CONCURRENCY calls in parallel, "
         "1 keeps one query from fighting itself for cores",
     )
-    device: str = "cpu"
+    device: str = Field(
+        default="cpu", description="PyTorch device of the local model (`cpu`, `cuda`) when it runs on torch."
+    )
     local_runtime: Literal["onnx", "torch"] = Field(
         default="onnx",
         description="onnx: the local model's transformer exported once to ONNX and run by ONNX Runtime "

@@ -20,7 +20,12 @@ class GraphSettings(Section):
         description="embed concept names: seeds the graph by nearest concepts and merges near-duplicates "
         "(costs an embedding per new concept)",
     )
-    max_concepts_per_memory: int = Field(default=12, ge=1, le=50)
+    max_concepts_per_memory: int = Field(
+        default=12,
+        ge=1,
+        le=50,
+        description="Most concepts one memory is linked to (bounds a store's graph work).",
+    )
     max_hops: int = Field(default=2, ge=1, le=2, description="hops walked out from the seeds (1 or 2)")
     hop_decay: float = Field(default=0.25, gt=0, le=1, description="activation kept per hop")
     fanout: int = Field(default=8, ge=1, le=200, description="strongest edges followed per concept")
@@ -51,7 +56,12 @@ class GraphSettings(Section):
     )
     feedback_concepts: int = Field(default=16, ge=1, le=1000, description="most feedback concepts scored")
     seed_neighbors: int = Field(default=5, ge=0, le=50, description="nearest concepts (by embedding) seeded")
-    seed_min_similarity: float = Field(default=0.6, ge=0, le=1)
+    seed_min_similarity: float = Field(
+        default=0.6,
+        ge=0,
+        le=1,
+        description="Least cosine similarity for a concept to be seeded by embedding.",
+    )
     merge_similarity: float = Field(
         default=0.92, ge=0, le=1, description="a new concept this close to an existing one becomes its alias"
     )

@@ -27,8 +27,18 @@ class RecallSettings(Section):
         description="candidates each leg contributes, or the request's limit when that is more; 30 "
         "ranked as well as 50 on the dev splits and made a 17.7% scope's statement 28% faster (README)",
     )
-    weight_lexical: float = Field(default=1.0, ge=0, le=10)
-    weight_dense: float = Field(default=1.0, ge=0, le=10)
+    weight_lexical: float = Field(
+        default=1.0,
+        ge=0,
+        le=10,
+        description="RRF weight of the lexical leg; a request may override it (0: off).",
+    )
+    weight_dense: float = Field(
+        default=1.0,
+        ge=0,
+        le=10,
+        description="RRF weight of the dense leg; a request may override it (0: off).",
+    )
     importance_prior: float = Field(
         default=0.3, ge=0, le=1, description="final = fused * (1 - p + p * importance)"
     )
@@ -51,7 +61,10 @@ class RecallSettings(Section):
         description="candidates added for each tenfold of table rows beyond ef_search_grows_above (200 "
         "at a million with the defaults; 0: never grows)",
     )
-    iterative_scan: Literal["off", "relaxed_order", "strict_order"] = "relaxed_order"
+    iterative_scan: Literal["off", "relaxed_order", "strict_order"] = Field(
+        default="relaxed_order",
+        description="hnsw.iterative_scan: a filtered HNSW walk goes on past ef_search until the leg is full.",
+    )
     max_scan_tuples: int = Field(default=20000, ge=1, description="hnsw.max_scan_tuples for iterative scans")
     lexical_candidate_cap: int = Field(
         default=1000, ge=1, description="most rows a lexical tier ranks (bounds the leg's cost)"
