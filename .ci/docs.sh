@@ -9,5 +9,5 @@ BIN=.venv/bin
 "$BIN/pip" install --quiet -e '.[docs]'
 site="$(mktemp -d)"
 trap 'rm -rf "$site"' EXIT
-HF_HUB_OFFLINE=1 "$BIN/mkdocs" build --strict --site-dir "$site"
+HF_HUB_OFFLINE=1 NO_MKDOCS_2_WARNING=1 "$BIN/mkdocs" build --strict --site-dir "$site"
 echo "docs: built $(find "$site" -name '*.html' | wc -l) pages"

@@ -46,8 +46,9 @@ class Row(typing.NamedTuple):
     description: str
 
 
-def _is_section(annotation: Any) -> bool:
-    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+def _section(annotation: Any) -> type[BaseModel] | None:
+    """The section model a field holds (`Settings.recall` holds `RecallSettings`), else None."""
+    return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
 
 
 def _type_name(annotation: Any) -> str:
@@ -104,8 +105,9 @@ def rows(model: type[BaseModel] = Settings, prefix: str = "MEMORIA_") -> list[Ro
     found: list[Row] = []
     for name, field in model.model_fields.items():
         variable = prefix + name.upper()
-        if _is_section(field.annotation):
-            found.extend(rows(field.annotation, variable + "__"))
+        section = _section(field.annotation)
+        if section is not None:
+            found.extend(rows(section, variable + "__"))
             continue
         found.append(
             Row(variable, _type_name(field.annotation), _default(field), (field.description or "").strip())
