@@ -1,8 +1,8 @@
 """Verified API keys a replica trusts for a few seconds, and the addresses it saw fail to authenticate.
 
 Authentication was a round trip to the primary on every request, a write one (the key's bucket),
-about 0.8 ms of a recall at concurrency 1 and 6 ms at concurrency 8, where every request of one key
-updated the same bucket row. A key PostgreSQL has just verified is trusted for
+and it grew dearer with concurrency, where every request of one key updated the same bucket row.
+A key PostgreSQL has just verified is trusted for
 `MEMORIA_AUTH__KEY_CACHE_TTL_S` seconds (never past its own expiry): a key revoked meanwhile stops
 working within that bound, on every replica. Its rate limit still counts in PostgreSQL, against the
 one bucket all replicas share: a replica takes the key's next requests from it a lease at a time

@@ -101,8 +101,8 @@ def _exit_now(code: int | str) -> NoReturn:
     """Exit without waiting for worker threads, once everything that matters has been stopped.
 
     What may still run then is a model call in a worker thread for a request cut at the shutdown
-    timeout, and the interpreter would wait for it before exiting (a 100-memory batch store cut
-    after 1 s on a loaded 2-core box kept the process alive 40 s more), so the exit would have no bound.
+    timeout, and the interpreter would wait for it before exiting (a batch store cut early leaves
+    the rest of its model calls running), so the exit would have no bound.
     """
     logging.shutdown()
     sys.stdout.flush()

@@ -62,7 +62,7 @@ def _hook_subcommand(sub: str) -> click.Command:
     def run(ctx: click.Context) -> None:
         code = run_command_hook([sub, *ctx.args])
         sys.stdout.flush()
-        # Skip interpreter teardown (torch and friends take ~0.2 s to unload): the answer is out,
+        # Skip interpreter teardown (unloading torch and friends is slow): the answer is out,
         # the log is closed, and every millisecond here delays the person's prompt.
         os._exit(code)
 

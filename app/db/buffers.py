@@ -2,13 +2,11 @@
 its data, within what the machine can spare.
 
 - **Enough for the data.** A quarter more than the relation files under `base/` when it starts (room
-  to grow until the next start, which sizes them again), and never under 512MB. At a million
-  memories (table and HNSW index 2.3 GB) every-leg recall p95 in a 500k-memory scope was 59.9 ms
-  with 512MB and 33.2 ms with 4GB, and 30.2 ms with 6GB in a later run (README, "The million").
-- **No more than that.** Buffers far bigger than the data cost time too: on 100k memories (relation
-  files 805 MB, all held by 512MB) 6GB made every-leg recall 0.4-0.7 ms slower at the median in
-  each of three alternating pairs, while 1GB and 512MB were alike (likely the buffer table that
-  every page access searches, which grows with the buffers).
+  to grow until the next start, which sizes them again), and never under 512MB. Buffers that hold
+  less than the table and its HNSW index decide recall's tail latency at a million memories.
+- **No more than that.** Buffers far bigger than the data cost time too: recall was slower with
+  buffers many times the data than with buffers just holding it (likely the buffer table that every
+  page access searches, which grows with the buffers). The measurements: docs/benchmarks/.
 - **Within the machine.** At most a quarter of the memory this process may use (the machine's, or a
   cgroup's limit when lower: a container, a systemd slice), the usual ceiling for PostgreSQL and
   what the Terraform deploy sizes its pods' buffers by; at most 8GB; at least 128MB.

@@ -110,13 +110,11 @@ def start_server(data_dir: Path, shared_buffers: str, cleanup_mode: str = "stop"
     """pgserver's postmaster for `data_dir` with Memoria's settings: started, or joined if running.
     `shared_buffers` is a size or `auto` (app/db/buffers.py).
 
-    pgserver starts PostgreSQL with its stock 128MB of shared_buffers. At 100k memories the table and
-    its HNSW index are ~110 MB each, so recall kept re-reading pages from the OS cache: two servers on
-    copies of one 100k database, requests interleaved, p50 over HTTP with 128MB vs 512MB: lexical-only
-    5.6 vs 3.8 ms, lexical+dense 13.3 vs 10.0 ms. The settings live in a file that postgresql.conf
-    includes, rewritten before every start; a postmaster that another process already runs keeps the
-    value it started with until it restarts. Handles of dead processes are dropped first, so this
-    process's exit stops PostgreSQL when nobody else still uses it.
+    pgserver starts PostgreSQL with its stock 128MB of shared_buffers, which a modest database's
+    table and HNSW index outgrow, so recall kept re-reading pages from the OS cache. The settings
+    live in a file that postgresql.conf includes, rewritten before every start; a postmaster that
+    another process already runs keeps the value it started with until it restarts. Handles of dead
+    processes are dropped first, so this process's exit stops PostgreSQL when nobody else uses it.
     """
     pgs = _pgserver()
     pgdata = data_dir.expanduser().resolve()
@@ -142,10 +140,9 @@ def write_tuning(pgdata: Path, shared_buffers: str, major_version: int) -> None:
 
     PostgreSQL 18 reads through I/O worker processes by default (`io_method = worker`). The embedded
     server reads what its shared buffers miss from the OS page cache, and handing each such read to
-    another process cost far more than it saved on two cores: on 100k memories with the buffers too
-    small to hold a recall's pages (16MB), every-leg recall statements took 62.6 ms at the median
-    with workers and 13.8 ms with `sync` (README, "Speed: round trips, throughput, ingest"); with
-    everything in the buffers the two were the same. Older servers do not know the setting, so it
+    another process cost far more than it saved on two cores whenever the buffers were too small to
+    hold a recall's pages; with everything in the buffers the two were the same (the measurements:
+    docs/benchmarks/). Older servers do not know the setting, so it
     is written for 18 and later only.
     """
     owner = pgdata.stat()

@@ -37,7 +37,7 @@ class PooledConnection(asyncpg.Connection):  # type: ignore[misc]  # asyncpg shi
 
 
 # asyncpg leaves statements longer than 15 KiB out of its cache by default, and the recall
-# statement is longer: uncached, it is parsed and planned again on every call (~5 ms).
+# statement is longer: uncached, it is parsed and planned again on every call, a cost on every recall.
 MAX_CACHEABLE_STATEMENT_BYTES = 128 * 1024
 
 

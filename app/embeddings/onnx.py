@@ -1,7 +1,7 @@
 """Run the local sentence-transformers model's transformer on ONNX Runtime instead of eager PyTorch.
 
 A recall embeds one short query on the hot path. Eager PyTorch spends most of that time outside
-the arithmetic; ONNX Runtime ran the same MiniLM about 3x faster on this project's 2-core machine
+the arithmetic; ONNX Runtime runs the same MiniLM several times faster on a CPU
 (`memoria bench latency` reports the embedding figure). Only the transformer is exported; the
 model's own pooling and normalisation modules run unchanged on its output (the usual mean pooling
 is done in numpy, the same arithmetic without PyTorch's per-call overhead), so the vectors match
@@ -10,7 +10,7 @@ the PyTorch ones (cosine > 0.99999, pinned by a test) and stored embeddings stay
 The export happens once per model and is cached on disk under a key of the model's files and the
 torch version; it is written to a temporary name and renamed, so a crash never leaves half a file.
 With `quantize`, the exported model's matrix multiplications get int8 weights (per output channel,
-activations quantized on the fly): about 2x faster again, at a cosine of ~0.99 to the float vectors,
+activations quantized on the fly): faster again, at a cosine just short of 1 to the float vectors,
 so a quantized model is a different embedding model (its own `embedding_model` id).
 
 With `quantize_queries`, only recall's query embeddings use the int8 weights. Stored vectors stay
@@ -126,8 +126,8 @@ class OnnxEncoder:
         query_path = quantized if quantize or quantize_queries else exported
         self._session = self._open(path, threads)
         # Queries get a session of their own whenever it differs in weights or threads: one query is
-        # too small a job to share between threads (on 2 cores, int8: 1.7 ms and 1.7 ms of CPU on
-        # one thread, 2.0-2.1 ms and 2.5 ms of CPU on two), while a batch of stored memories is not.
+        # too small a job to share between threads (a second thread made it slower and cost more
+        # CPU), while a batch of stored memories is not.
         self._query_session = (
             self._session
             if (query_path, query_threads) == (path, threads)
@@ -216,7 +216,7 @@ class OnnxEncoder:
         return out
 
     def _pool(self, token_embeddings: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
-        if self._mean_pooled:  # the common case in numpy: PyTorch's module calls cost ~0.4 ms a query
+        if self._mean_pooled:  # the common case in numpy: PyTorch's module calls cost more per query
             mask = attention_mask[..., None].astype(np.float32)
             pooled = (token_embeddings * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
         else:

@@ -88,7 +88,7 @@ class GraphIndexer:
         if not memory_ids or not self._settings.enabled:
             return 0
         if conn is None:
-            # The commit does not wait for the WAL flush (0.9 -> 0.3 ms a store, measured): a crash
+            # The commit does not wait for the WAL flush (most of a small transaction's time): a crash
             # can lose only the whole transaction, links and the completion of their jobs together,
             # so the jobs run again. The memory and its jobs were committed durably.
             async with self._pool.acquire() as own:

@@ -4,8 +4,8 @@ Claude Code waits for the hook before it sends the prompt, so the hook owns a to
 from its own spawn (not from `main()`: `memoria hook user-prompt-submit` spends a good part of a
 second importing before `main()` runs). Socket timeouts alone are not enough because they restart
 on every byte a slow server trickles, hence a wall-clock timer signal. Standard library only, and
-neither `threading` nor `contextlib` (1.5 ms of the hook's start-up): `signal.signal` already refuses
-to run outside the main thread, which is the one check needed.
+neither `threading` nor `contextlib` (their imports add to every hook's start-up): `signal.signal`
+already refuses to run outside the main thread, which is the one check needed.
 """
 
 from __future__ import annotations

@@ -3,10 +3,10 @@
 `memoria-hook capture` reads the Claude Code event on stdin, checks that capture is on, hands the
 event to a detached worker (`memoria-hook capture --worker`: its own session, the event on its
 stdin, no other stdio) and exits: Claude Code waits for a Stop, PreCompact or SessionEnd hook, and
-parsing a long transcript delta and writing it durably took most of the hook's time (a 200-exchange
-delta: ~47 ms of JSON parsing and ~37 ms of fsynced writes of ~130 ms), so none of it happens while
-the session waits. Handing off loses nothing: the worker reads the session's transcript from where
-the last run stopped (`cursors/<session_id>.json`), turns the new lines into exchanges
+parsing a long transcript delta and writing it durably took most of the hook's time
+(`memoria bench capture` measures it), so none of it happens while the session waits. Handing off
+loses nothing: the worker reads the session's transcript from where the last run stopped
+(`cursors/<session_id>.json`), turns the new lines into exchanges
 (`app.hooks.transcript`), removes `<private>` spans, appends them to the local spool and only then
 moves the cursor, so a worker that dies before that leaves the cursor where it was and the next
 event reads the same lines again; a crash after the spool write sends the same turns again, which

@@ -1,7 +1,7 @@
 """One HTTP/1.1 POST on its own connection, on bare `socket`, for the command hook.
 
-Not `http.client`, because it imports the email package and `ssl`: 37 of the ~80 ms the hook
-process spent importing (`python -X importtime`), on every prompt. What the hook needs is small:
+Not `http.client`, because it imports the email package and `ssl`: most of what the hook process
+spent importing (`python -X importtime`), on every prompt. What the hook needs is small:
 send one request with `Connection: close`, read a status and a body framed by Content-Length,
 chunked transfer coding, or the close. `ssl` loads only for https. Standard library only.
 """
@@ -86,7 +86,7 @@ def http_post(
 
 
 def _address(host: str) -> str | bytes:
-    """An ASCII host as bytes: `getaddrinfo` then skips the idna codec (2 ms of imports per run)."""
+    """An ASCII host as bytes: `getaddrinfo` then skips the idna codec (an import saved on every run)."""
     try:
         return host.encode("ascii")
     except UnicodeEncodeError:

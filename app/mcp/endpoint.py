@@ -110,7 +110,7 @@ class McpEndpoint:
             version="0.1.0",
             instructions=INSTRUCTIONS,
             # the schema of a called tool straight from the table: without it the SDK runs tools/list
-            # once per 2026-era tools/call to check `Mcp-Param-*` headers (about 1 ms each)
+            # once per 2026-era tools/call to check `Mcp-Param-*` headers (work on every call)
             get_tool_input_schema=_input_schema,
             on_list_tools=_list_tools,
             on_call_tool=_call_tool,

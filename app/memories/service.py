@@ -392,7 +392,7 @@ class MemoryService:
         id. Results are in the order given. The capture route bounds the batch."""
         if not episodes:
             return []
-        # Credential detection over up to a request body of text is CPU work (~1 ms per exchange):
+        # Credential detection over up to a request body of text is CPU work, growing with the text:
         # off the event loop, so prompt hooks and recalls arriving meanwhile are not held behind it.
         cleaned, redacted = await asyncio.to_thread(self.prepare, [e.memory for e in episodes])
         hashes = [content_hash(m.content) for m in cleaned]

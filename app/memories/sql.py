@@ -37,11 +37,11 @@ ON CONFLICT DO NOTHING
 RETURNING id, public_id
 """
 
-# A stored batch in one statement: one round trip instead of one per memory (100 of them made a
-# batch's INSERT transaction 1.7 ms a memory). DO NOTHING covers every unique index, as for one
-# memory: a row left out (a content the namespace holds live, one given twice in the batch, a public
-# id drawn twice) is inserted again alone by INSERT_MEMORY, which tells which it was. Each row's
-# tags come as JSON text ($5): an array of arrays would be read as a 2-D array.
+# A stored batch in one statement: one round trip instead of one per memory (a round trip per
+# memory made a batch's transaction as slow as that many stores). DO NOTHING covers every unique
+# index, as for one memory: a row left out (a content the namespace holds live, one given twice in
+# the batch, a public id drawn twice) is inserted again alone by INSERT_MEMORY, which tells which
+# it was. Each row's tags come as JSON text ($5): an array of arrays would be read as a 2-D array.
 INSERT_MEMORIES = """
 INSERT INTO memories (
     namespace_id, content_hash, content, category, tags, importance, expanded_keywords,

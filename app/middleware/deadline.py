@@ -6,7 +6,7 @@ The deadline starts when the request reaches the app and covers everything after
 task of its own. When the deadline passes before the answer has started, the task is cancelled and
 left to unwind in the background, and the client gets 503 with `Retry-After` at once: unwinding a
 database call on a hung server (a ROLLBACK, the cancel handshake of a running statement) waits on
-that same server, so waiting for it is what made requests take 20-60 s. A route may answer
+that same server, so waiting for it is what made requests outlive their deadline. A route may answer
 differently at the deadline (the Claude Code hook answers `{}`): its handler's `opt[DEADLINE_ANSWER]`
 is a callable returning that answer.
 """

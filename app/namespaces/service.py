@@ -143,7 +143,7 @@ async def list_namespaces(conn: asyncpg.Connection | asyncpg.Pool, user_id: int)
 
 async def namespace_names(conn: asyncpg.Connection | asyncpg.Pool, user_id: int) -> list[str]:
     """The names of the user's own namespaces, sorted, for the web UI's pickers: unlike
-    `namespace_overview` it counts nothing (the overview's counts take 0.2 s at a million memories)."""
+    `namespace_overview` it counts nothing, so a picker costs the same whatever the table's size."""
     return sorted(namespace.name for namespace in await resolve_scope(conn, user_id, None))
 
 

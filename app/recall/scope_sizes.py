@@ -9,18 +9,15 @@ The lexical leg has a threshold of its own: the scope's share of the table. The 
 index yields every namespace's matches, and the leg keeps the scope's, so a scope that holds a
 sixth of the table reads six rows for each one it ranks; asked namespace by namespace, the index
 yields the scope's alone. Only when the scope is most of the table is that detour dearer than the
-rows it saves. On the latency bench's 100k memories, the lexical leg alone, the same 300 questions
-both ways (taking turns at going first), p50 / p95 ms: a scope of 17.7% of the table 2.9 / 11.3
-table-wide, 1.6 / 4.2 by namespace; 50% 2.3 / 5.2 and 2.2 / 4.5; all of it 2.2 / 3.8 and 4.0 /
-6.3. The share comes from the planner's statistics (`pg_stats` of `memories.namespace_id`), read
+rows it saves (`memoria bench latency --mid-scope` times a scope between the two; see
+docs/benchmarks/). The share comes from the planner's statistics (`pg_stats` of `memories.namespace_id`), read
 with the table's size, so it costs no count: a namespace among the most common values has its
 sampled share, any other an equal part of the rest.
 
 What counts as small grows with the table. The exact scan costs in proportion to the scope's rows
-(an index-only scan of its vectors, ~0.7 µs a row here). The filtered HNSW walk costs in
-proportion to the rows it passes for each one in scope, the table's over the scope's: at 1M rows
-a 19.5k-row scope took 44-50 ms that way against 13 ms exactly, a 35k one 39 against 27, while at
-100k rows a 50k scope walked in 5 ms. The two costs cross where scope² ∝ table, so the threshold
+(an index-only scan of its vectors). The filtered HNSW walk costs in proportion to the rows it
+passes for each one in scope, the table's over the scope's, so a scope that is a small share of a
+big table is cheaper to scan exactly than to walk. The two costs cross where scope² ∝ table, so the threshold
 is `per_sqrt_table` x √(table rows), never below the fixed floor.
 """
 

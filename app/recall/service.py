@@ -55,9 +55,9 @@ def set_local_sql(
     recall's work, even when the parallel branch never runs. The recall statement runs its
     connection's generic plan: planning it is a large share of a recall's time, and the statement
     is written so that no leg's plan depends on the parameters' values (recall.sql's header).
-    JIT is off: the generic plan's estimated cost (296,390 at 100k memories, more on bigger tables)
-    is above `jit_above_cost` (100,000), so a server built with LLVM would compile the statement's
-    expressions at every recall, milliseconds for a statement that runs in a few.
+    JIT is off: the generic plan's estimated cost is above the default `jit_above_cost`, so a
+    server built with LLVM would compile the statement's expressions at every recall, which costs
+    more than the statement itself.
     `statement_timeout_ms` replaces the configured timeout (a request with less time left), and
     `ef_search` the configured candidate list (one grown with the table: `ef_search.ef_search_for`).
     """

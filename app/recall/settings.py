@@ -24,8 +24,8 @@ class RecallSettings(Section):
         default=30,
         ge=1,
         le=1000,
-        description="candidates each leg contributes, or the request's limit when that is more; 30 "
-        "ranked as well as 50 on the dev splits and made a 17.7% scope's statement 28% faster (README)",
+        description="candidates each leg contributes, or the request's limit when that is more: deeper "
+        "legs cost every recall more and rank no better (`memoria bench quality --leg-depths`)",
     )
     weight_lexical: float = Field(
         default=1.0,
