@@ -2,22 +2,21 @@
 
 One entry point, four subcommands (`memoria-hook <sub>` or `memoria hook <sub>`):
 `user-prompt-submit` (the default) and `session-start` post the event to their hook route and print
-the answer; `capture` (Stop, PreCompact, SessionEnd) and `flush` belong to `app.hooks.capture`,
-which this module only dispatches to (imported when asked for, so a prompt never loads it).
+the answer; `capture` (Stop, PreCompact, SessionEnd) and `flush` belong to `capture_worker`, which
+this module only dispatches to (imported when asked for, so a prompt never loads it).
 
-Claude Code spawns this once per event, so it and the modules it imports (`app.client.environment`,
-`app.client.namespace`, `app.hooks.budget`, `app.hooks.http_post`, `app.hooks.hook_log`,
-`app.hooks.state`) load the standard library only, and neither pathlib nor typing at run time; the
-`app`, `app.client` and `app.hooks` packages are import-free. Start-up stays in tens of milliseconds
-on any Python 3.11, and `memoria hook <sub>` reaches this module through `app.entry` without loading
-the rest of the command line. It fails open: with no server, a hung server, a refused key, bad
-arguments or bad input it exits 0 with no output, so a memory service that is down never gets in
-the way of typing a prompt; the reason goes to the hook log, and the outcome to the client's
-`status.json` for `memoria status`.
+Claude Code spawns this once per event, so it and the modules it imports (`environment`,
+`namespace`, `budget`, `http_post`, `hook_log`, `state`, all of this package) load the standard
+library only, and neither pathlib nor typing at run time; the package's `__init__` is import-free.
+Start-up stays in tens of milliseconds on any Python 3.11, and `memoria hook <sub>` reaches this
+module through `app.entry` without loading the rest of the command line. It fails open: with no
+server, a hung server, a refused key, bad arguments or bad input it exits 0 with no output, so a
+memory service that is down never gets in the way of typing a prompt; the reason goes to the hook
+log, and the outcome to the client's `status.json` for `memoria status`.
 
 This module is the flow only: arguments, event, key, namespace, one POST within the budget, the
 answer. The namespace is worked out HERE, on the person's machine, from the event's `cwd`
-(`app.client.namespace`: the `MEMORIA_CLIENT__NAMESPACE_MAP` mapping, the git root, the
+(`memoria_hook_client.namespace`: the `MEMORIA_CLIENT__NAMESPACE_MAP` mapping, the git root, the
 `MEMORIA_CLIENT__DEFAULT_NAMESPACE` default) and sent as `?namespace=`; the server never resolves
 a client's path, and the paths in the event (`cwd`, `transcript_path`) are not sent at all.
 """
@@ -29,17 +28,17 @@ import os
 import sys
 import time
 
-from app.client.environment import (
+from memoria_hook_client.budget import BudgetSpent, HookDeadline, hook_budget, process_age
+from memoria_hook_client.environment import (
     DEFAULT_URL,
     ENV_URL,
     KeyFileError,
     hook_log_from_environment,
     key_from_environment,
 )
-from app.client.namespace import event_namespace
-from app.hooks.budget import BudgetSpent, Deadline, hook_budget, process_age
-from app.hooks.hook_log import write_log
-from app.hooks.http_post import InvalidResponse, api_headers, http_post, route_target
+from memoria_hook_client.hook_log import write_log
+from memoria_hook_client.http_post import InvalidResponse, api_headers, http_post, route_target
+from memoria_hook_client.namespace import event_namespace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -194,7 +193,7 @@ def post_event(
         raise HookFailure(f"answer is not JSON: {exc}", "bad-answer") from exc
 
 
-class Outcome:
+class HookOutcome:
     """What one run did, for status.json: the server's outcome header ("injected:3" -> 3 memories),
     or the reason it gave up."""
 
@@ -216,7 +215,7 @@ def run(
     budget: float,
     started: float,
     notes: list[str] | None = None,
-    outcome: Outcome | None = None,
+    outcome: HookOutcome | None = None,
 ) -> dict[str, Any] | None:
     """The answer to print, or None to print nothing; `notes` collects what the log should hear."""
     sub = subcommand(argv)
@@ -250,7 +249,7 @@ def run(
 def capture_main(argv: Sequence[str], stdin: IO[bytes] | None, env: Mapping[str, str]) -> int:
     """`capture` / `flush`: the capture hook's own flow (it fails open and logs by itself)."""
     try:
-        from app.hooks.capture import main as capture_hook
+        from memoria_hook_client.capture_worker import main as capture_hook
     except Exception as exc:  # a broken install must not turn Stop into an error on screen
         write_log(hook_log_from_environment(env), f"capture hook unavailable: {type(exc).__name__}: {exc}")
         return 0
@@ -261,13 +260,13 @@ def capture_main(argv: Sequence[str], stdin: IO[bytes] | None, env: Mapping[str,
     return 0
 
 
-def _record(env: Mapping[str, str], sub: str, outcome: Outcome) -> None:
+def _record(env: Mapping[str, str], sub: str, outcome: HookOutcome) -> None:
     """The outcome for `memoria status`; best effort, it must never fail the hook."""
     what = STATUS_NAMES.get(sub)
     if what is None:
         return
     try:
-        from app.hooks.state import record
+        from memoria_hook_client.state import record
 
         record(env, what, outcome.outcome, outcome.namespace, outcome.count)
     except Exception:  # noqa: S110 - a state directory we cannot write is not the person's problem
@@ -306,9 +305,9 @@ def main(
     answer: dict[str, Any] | None = None
     reason: str | None = None
     notes: list[str] = []
-    outcome = Outcome()
+    outcome = HookOutcome()
     try:
-        with Deadline(budget - (time.monotonic() - started)):
+        with HookDeadline(budget - (time.monotonic() - started)):
             answer = run(args, stdin or sys.stdin.buffer, env, budget, started, notes, outcome)
     except BudgetSpent:
         reason = f"gave up after the {budget:.2f} s budget"
