@@ -35,6 +35,7 @@ RUN pip install --index-url https://download.pytorch.org/whl/cpu "torch==2.13.0"
 WORKDIR /src
 COPY pyproject.toml README.md alembic.ini ./
 COPY app ./app
+COPY memoria_hook_client ./memoria_hook_client
 COPY migrations ./migrations
 RUN pip install .
 
@@ -57,7 +58,8 @@ FROM python:3.11-slim-bookworm AS runtime
 LABEL org.opencontainers.image.title="memoria" \
       org.opencontainers.image.description="Postgres-native hybrid-search memory API for AI agents"
 
-# - PYTHONPATH=/app: the package is imported from /app/app (identical to the installed copy), so
+# - PYTHONPATH=/app: the packages are imported from /app/app and /app/memoria_hook_client (the
+#   command line imports the hook client; identical to the installed copies), so
 #   alembic.ini and migrations/ sit next to it for `memoria migrate`.
 # - HF_HUB_OFFLINE=1: never download models at run time; the local model ships in the venv.
 # - HF_HOME, the ONNX export of the local model and the embedded-Postgres data dir are the only
@@ -86,6 +88,7 @@ COPY --from=builder /opt/venv /opt/venv
 WORKDIR /app
 COPY alembic.ini ./
 COPY app ./app
+COPY memoria_hook_client ./memoria_hook_client
 COPY migrations ./migrations
 
 USER 10001:10001

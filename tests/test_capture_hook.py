@@ -1,10 +1,10 @@
 """The capture hook (`memoria-hook capture` on Stop, PreCompact, SessionEnd) from event to server.
 
-Most tests call `app.hooks.capture.main` in-process against the capture stub of `test_spool` (it
-keeps each session turn once, like the route's capture key) with a copy of a transcript fixture,
-growing the copy the way Claude Code appends to it. One test runs the real launcher as Claude Code
-would, with the detached flusher; the last ones run against a real `memoria serve` and its
-PostgreSQL, through the real capture route.
+Most tests call `memoria_hook_client.capture_worker.main` in-process against the capture stub of
+`test_spool` (it keeps each session turn once, like the route's capture key) with a copy of a
+transcript fixture, growing the copy the way Claude Code appends to it. One test runs the real
+launcher as Claude Code would, with the detached flusher; the last ones run against a real
+`memoria serve` and its PostgreSQL, through the real capture route.
 """
 
 from __future__ import annotations
@@ -27,11 +27,11 @@ import pytest
 from click.testing import CliRunner
 
 from app.bench.serve import served_api
-from app.cli.capture import capture as capture_cli
+from app.cli.capture_commands import capture as capture_cli
 from app.core.net import free_port
-from app.hooks import state
-from app.hooks.capture import CURSOR_MAX_AGE_S, main
-from app.hooks.spool import load
+from memoria_hook_client import state
+from memoria_hook_client.capture_worker import CURSOR_MAX_AGE_S, main
+from memoria_hook_client.spool import load
 from tests.fakes.apps import headers_for
 from tests.test_spool import Stub
 
@@ -413,9 +413,12 @@ async def test_a_real_server_stores_each_exchange_once_as_an_episode_without_sec
 
 
 def test_the_capture_hook_loads_only_light_standard_library_modules() -> None:
+    """What import-linter cannot see: which standard-library modules are loaded at run time (its
+    contracts keep the package to the standard library and its own modules, but pathlib or typing
+    at run time would cost every hook start-up)."""
     code = (
-        f"import sys; sys.path.insert(0, {str(SCRIPT.parents[1])!r}); import app.hooks.capture; "
-        "print(' '.join(sorted(sys.modules)))"
+        f"import sys; sys.path.insert(0, {str(SCRIPT.parents[1])!r}); "
+        "import memoria_hook_client.capture_worker; print(' '.join(sorted(sys.modules)))"
     )
     loaded = set(
         subprocess.run(
@@ -426,20 +429,7 @@ def test_the_capture_hook_loads_only_light_standard_library_modules() -> None:
             check=True,
         ).stdout.split()
     )
-    assert "app.hooks.capture" in loaded
+    assert "memoria_hook_client.capture_worker" in loaded
     heavy = {"pathlib", "typing", "subprocess", "http.client", "email", "ssl", "threading", "contextlib"}
     assert loaded & heavy == set()
-    assert {name for name in loaded if name.startswith("app.")} <= {
-        "app.client",
-        "app.client.environment",
-        "app.client.namespace",
-        "app.hooks",
-        "app.hooks.budget",
-        "app.hooks.capture",
-        "app.hooks.hook_log",
-        "app.hooks.http_post",
-        "app.hooks.private",
-        "app.hooks.spool",
-        "app.hooks.state",
-        "app.hooks.transcript",
-    }
+    assert not any(name == "app" or name.startswith("app.") for name in loaded)

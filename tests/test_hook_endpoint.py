@@ -18,7 +18,7 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-import app.client.namespace as client_namespace
+import memoria_hook_client.namespace as client_namespace
 from app.embeddings import LocalEmbedder
 from app.factory import create_app
 from app.hooks.routes import OUTCOME_HEADER

@@ -431,7 +431,8 @@ OUR_COMMANDS = [
     "'/home/me/My Code/memoria/.venv/bin/python' -S '/home/me/My Code/memoria/scripts/memoria-hook' capture",
     "python3 -S scripts/memoria-hook",
     "/opt/memoria/scripts/memoria-hook --namespace team",
-    "python -m app.hooks.command flush",
+    "python -m memoria_hook_client.command flush",
+    "python -m app.hooks.command session-start",  # installed before the client was its own package
     "MEMORIA_CLIENT__URL=http://127.0.0.1:9 python3 -S /x/memoria-hook user-prompt-submit",
     "/home/me/.venv/bin/memoria hook user-prompt-submit --namespace team",
     "memoria hook capture",

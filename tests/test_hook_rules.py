@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from app.client.namespace import event_namespace, namespace_for_cwd, repo_namespace
 from app.client.settings import ClientSettings
 from app.hooks.context import render
 from app.hooks.policy import MAX_QUERY_CHARS, judge
 from app.namespaces import validate_namespace_name
 from app.recall.schemas import RecallHit
 from app.settings import HookSettings
+from memoria_hook_client.namespace import event_namespace, namespace_for_cwd, repo_namespace
 
 
 @pytest.mark.parametrize(

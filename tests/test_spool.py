@@ -1,4 +1,4 @@
-"""The capture spool (`app.hooks.spool`) and the client state files (`app.hooks.state`).
+"""The capture spool (`memoria_hook_client.spool`) and the client state files (`memoria_hook_client.state`).
 
 The server here is a small stub on 127.0.0.1 that behaves like the capture route where it matters:
 it answers with scripted statuses and keeps each (session, turn) once, as the route's capture key
@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 
 from app.core.net import free_port
-from app.hooks import spool, state
-from app.hooks.spool import MAX_BODY_BYTES, append, flush, load
+from memoria_hook_client import spool, state
+from memoria_hook_client.spool import MAX_BODY_BYTES, append, flush, load
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -244,7 +244,7 @@ def test_a_failed_rewrite_leaves_the_previous_spool_whole(
 WRITER = """
 import sys
 sys.path.insert(0, {root!r})
-from app.hooks.spool import append
+from memoria_hook_client.spool import append
 env = {{"MEMORIA_CLIENT__STATE_DIR": {state!r}}}
 name = sys.argv[1]
 for i in range(int(sys.argv[2])):

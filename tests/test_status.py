@@ -14,7 +14,7 @@ from click.testing import CliRunner, Result
 
 from app.cli import main
 from app.core.net import free_port
-from app.hooks import spool, state
+from memoria_hook_client import spool, state
 
 
 @pytest.fixture

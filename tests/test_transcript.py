@@ -1,4 +1,4 @@
-"""Reading Claude Code transcripts into exchanges (`app.hooks.transcript`) and removing private spans.
+"""Claude Code transcripts read into exchanges (`memoria_hook_client.transcript`), private spans removed.
 
 `session-tools-compact.jsonl` is built in Claude Code's JSONL shape: tool use (Read, Edit, Bash with
 an error, a Task whose subagent ran inline as sidechain entries, MultiEdit, Write), a `/compact`
@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from app.hooks import transcript
-from app.hooks.private import strip_private
-from app.hooks.transcript import (
+from memoria_hook_client import transcript
+from memoria_hook_client.private import strip_private
+from memoria_hook_client.transcript import (
     MAX_DIGEST_ITEM_CHARS,
     MAX_DIGEST_ITEMS,
     MAX_LINE_CHARS,

@@ -51,8 +51,8 @@ from rich.table import Table
 from app.auth.service import create_key, get_or_create_user
 from app.bench.corpus import generate_memories, load_pool
 from app.bench.serve import REPO_ROOT, served_api
-from app.client.environment import ENV_API_KEY, ENV_HOOK_BUDGET, ENV_HOOK_LOG
 from app.core.stats import latency_summary
+from memoria_hook_client.environment import ENV_API_KEY, ENV_HOOK_BUDGET, ENV_HOOK_LOG
 
 NAMESPACE = "bench-capture"
 BATCH = 100

@@ -24,7 +24,7 @@ def main(verbose: bool) -> None:
 def _register() -> None:
     from app.cli import admin
     from app.cli.bench import bench
-    from app.cli.capture import capture
+    from app.cli.capture_commands import capture
     from app.cli.client import COMMANDS as CLIENT_COMMANDS
     from app.cli.embeddings import embeddings
     from app.cli.graph import graph

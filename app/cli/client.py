@@ -1,7 +1,8 @@
 """`memoria remember | recall | list | forget | import | export | status | login`: the API from a terminal.
 
-The commands only parse options, load the settings once and print; talking to the server, the
-key file and JSON Lines streaming live in `app.client`, which gets `settings.client` passed in.
+The commands only parse options, load the settings once and print; talking to the server and JSON
+Lines streaming live in `app.client` (which gets `settings.client` passed in), the key file in
+`memoria_hook_client.environment` (shared with the command hook).
 """
 
 from __future__ import annotations
@@ -17,14 +18,14 @@ from rich.markup import escape
 
 from app.cli.config import settings
 from app.client.api import Api, RequestFailed
-from app.client.environment import write_key_file
-from app.client.namespace import git_root, namespace_for_cwd
 from app.client.render import console, err_console, memory_table, print_json, recall_table
 from app.client.settings import ClientSettings
 from app.client.transfer import count_memories, export_memories, import_memories
 from app.hooks import install as hook_setup
-from app.hooks import state as hook_state
 from app.settings import Settings
+from memoria_hook_client import state as hook_state
+from memoria_hook_client.environment import write_key_file
+from memoria_hook_client.namespace import git_root, namespace_for_cwd
 
 
 def current_namespace(config: Settings) -> str:

@@ -1,9 +1,11 @@
 """`memoria hook …` (the command hooks; install or remove them in Claude Code settings) and
-`memoria bench hook` (what the hook adds to each prompt). The logic lives in `app.hooks`.
+`memoria bench hook` (what the hook adds to each prompt). The logic lives in `app.hooks` (the
+installer) and `memoria_hook_client` (the hooks themselves).
 
 The console script sends `memoria hook <user-prompt-submit|session-start|capture|flush>` to
-`app.hooks.command` before this package is even imported (`app.entry`); the click commands of the
-same names here serve `python -m app.cli` and `memoria hook --help`, and show the same help text.
+`memoria_hook_client.command` before this package is even imported (`app.entry`); the click
+commands of the same names here serve `python -m app.cli` and `memoria hook --help`, and show the
+same help text.
 """
 
 from __future__ import annotations
@@ -20,14 +22,14 @@ from rich.table import Table
 
 from app.cli.config import settings
 from app.client.api import api_key
-from app.client.environment import ENV_API_KEY
-from app.client.namespace import git_root, namespace_for_cwd
 from app.client.settings import ClientSettings
 from app.hooks import install as setup
 from app.hooks.bench import COLUMNS, BenchFailed, bench_hook_latency
-from app.hooks.command import HELP, SUBCOMMANDS
-from app.hooks.command import main as run_command_hook
 from app.hooks.key_check import excess_scopes_warning, key_grant
+from memoria_hook_client.command import HELP, SUBCOMMANDS
+from memoria_hook_client.command import main as run_command_hook
+from memoria_hook_client.environment import ENV_API_KEY
+from memoria_hook_client.namespace import git_root, namespace_for_cwd
 
 _SHORT_HELP = {
     "user-prompt-submit": "The UserPromptSubmit hook: recall for the prompt on stdin.",

@@ -10,8 +10,8 @@ from typing import cast, get_args
 import click
 
 from app.cli.config import settings
-from app.client.environment import ENV_API_KEY
 from app.mcp import install as setup
+from memoria_hook_client.environment import ENV_API_KEY
 
 _SCOPES = get_args(setup.Scope)
 

@@ -12,8 +12,8 @@ from typing import Any
 import click
 import httpx
 
-from app.client.environment import ENV_API_KEY, KeyFileError, read_key_file
 from app.client.settings import ClientSettings
+from memoria_hook_client.environment import ENV_API_KEY, KeyFileError, read_key_file
 
 
 class RequestFailed(click.ClickException):

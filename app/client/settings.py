@@ -6,15 +6,15 @@ from pathlib import Path
 
 from pydantic import Field, SecretStr, model_validator
 
-from app.client.environment import (
+from app.core.settings import Section
+from app.errors import InvalidInput
+from app.namespaces import validate_namespace_name
+from memoria_hook_client.environment import (
     DEFAULT_HOOK_BUDGET_S,
     DEFAULT_URL,
     default_hook_log,
     default_key_file,
 )
-from app.core.settings import Section
-from app.errors import InvalidInput
-from app.namespaces import validate_namespace_name
 
 
 class ClientSettings(Section):
@@ -46,7 +46,8 @@ class ClientSettings(Section):
         default=None,
         description="Namespace for a cwd outside any git repository; unset = the server's default.",
     )
-    # Read by the capture hook itself (standard library only, `app.hooks.state`, `app.hooks.capture`);
+    # Read by the capture hook itself (standard library only: `memoria_hook_client.state` and
+    # `memoria_hook_client.capture_worker`);
     # declared here so one shell environment serves the hooks and the `memoria` commands alike.
     state_dir: Path | None = Field(
         default=None,

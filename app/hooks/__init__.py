@@ -1,5 +1,6 @@
-"""Claude Code hooks: recall before each prompt (HTTP endpoint + command fallback) and their install.
+"""Claude Code hooks, the server's side: the hook routes (recall before each prompt, context at
+session start) and the installer that writes Memoria's hooks into Claude Code's settings.
 
-Deliberately empty of imports: `app.hooks.command` runs once per prompt from `scripts/memoria-hook`
-and must load nothing beyond the standard library.
+The command hooks Claude Code runs on a person's machine live in the `memoria_hook_client` package
+(standard library only); `install` names them and `routes` answers them.
 """

@@ -29,12 +29,12 @@ from typing import Any
 
 import httpx
 
-from app.client.environment import ENV_API_KEY, ENV_HOOK_BUDGET, ENV_HOOK_LOG
 from app.core.net import free_port
 from app.core.stats import latency_summary
-from app.hooks.command import HOOK_PATH
 from app.hooks.install import command_hook
 from app.hooks.routes import OUTCOME_HEADER
+from memoria_hook_client.command import HOOK_PATH
+from memoria_hook_client.environment import ENV_API_KEY, ENV_HOOK_BUDGET, ENV_HOOK_LOG
 
 #: The columns of each measured row, in order.
 COLUMNS = ("measure", "runs", "p50_ms", "p95_ms", "max_ms", "note")

@@ -11,8 +11,9 @@ process, so a reply waits for it only briefly (`memoria bench capture` measures 
 
 Settings files are shared with everything else a person configures, so the merge is surgical:
 only hooks that are exactly Memoria's are touched (a command is ours when its parsed argv runs
-our launcher, `-m app.hooks.command` or `memoria hook <sub>`; an http hook when its URL's path is
-one of our hook routes, so a person's own `my-memoria-hook-wrapper.sh` is never taken for ours),
+our launcher, `-m memoria_hook_client.command` (or its old path, `-m app.hooks.command`) or
+`memoria hook <sub>`; an http hook when its URL's path is one of our hook routes, so a person's
+own `my-memoria-hook-wrapper.sh` is never taken for ours),
 every other key, event, group and hook keeps its place and its exact text (`render_edit`), a
 second install changes nothing, and an install then an uninstall gives the file back byte for
 byte. A settings file that holds nothing but `{}` after an uninstall is removed (with its
@@ -43,10 +44,10 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import quote, urlsplit
 
-from app.client.environment import DEFAULT_URL, ENV_API_KEY
 from app.client.json_file import JsonFileError, read_object, render_edit, write_atomically
-from app.client.namespace import namespace_for_cwd
-from app.hooks.command import HOOK_PATH, ROUTES, SUBCOMMANDS
+from memoria_hook_client.command import HOOK_PATH, ROUTES, SUBCOMMANDS
+from memoria_hook_client.environment import DEFAULT_URL, ENV_API_KEY
+from memoria_hook_client.namespace import namespace_for_cwd
 
 Scope = Literal["user", "project", "local"]
 Mode = Literal["http", "command"]
@@ -63,6 +64,9 @@ COMMAND_TIMEOUT_S = 3
 CAPTURE_TIMEOUT_S = 10
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "memoria-hook"
 _HTTP_PATHS = frozenset(ROUTES.values())
+#: `-m` modules that run the command hook: the client package's, and the path it had inside `app`
+#: before it became its own package, so an install or uninstall replaces hooks written back then.
+HOOK_MODULES = ("memoria_hook_client.command", "app.hooks.command")
 _PYTHON = re.compile(r"python(\d+(\.\d+)?)?")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 #: Interpreter options that take a value as the next argument.
@@ -111,7 +115,7 @@ def command_hook(
     if SCRIPT.is_file():
         argv = [sys.executable, "-S", str(SCRIPT)]
     else:
-        argv = [sys.executable, "-m", "app.hooks.command"]
+        argv = [sys.executable, "-m", "memoria_hook_client.command"]
     argv.append(sub)
     if url.rstrip("/") != DEFAULT_URL:
         argv += ["--url", url]
@@ -180,7 +184,7 @@ def is_memoria_command(command: str) -> bool:
         return False
     if args[at] == "-m":
         module, rest = (args[at + 1], args[at + 2 :]) if at + 1 < len(args) else ("", [])
-        if module == "app.hooks.command":
+        if module in HOOK_MODULES:
             return _ours_after_launcher(rest)
         return module == "app.cli" and len(rest) >= 2 and rest[0] == "hook" and rest[1] in SUBCOMMANDS
     return os.path.basename(args[at]) == "memoria-hook" and _ours_after_launcher(args[at + 1 :])

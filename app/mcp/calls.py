@@ -119,7 +119,7 @@ def _namespace(caller: Caller, given: str | None) -> str | None:
     return given if given is not None else caller.namespace
 
 
-async def _store(caller: Caller, args: tools.StoreArgs) -> str:
+async def _store(caller: Caller, args: tools.StoreToolArgs) -> str:
     namespace = _namespace(caller, args.namespace) or "default"
     items = [
         MemoryIn(
@@ -136,7 +136,7 @@ async def _store(caller: Caller, args: tools.StoreArgs) -> str:
     return render.stored_text(await caller.memories.store(caller.user.id, items))
 
 
-async def _recall(caller: Caller, args: tools.RecallArgs) -> str:
+async def _recall(caller: Caller, args: tools.RecallToolArgs) -> str:
     namespace = _namespace(caller, args.namespace)
     try:
         request = RecallRequest(
@@ -159,12 +159,12 @@ async def _recall(caller: Caller, args: tools.RecallArgs) -> str:
     return render.recall_text(found.results, found.degraded, limits.max_memory_chars, limits.max_result_chars)
 
 
-async def _get(caller: Caller, args: tools.GetArgs) -> str:
+async def _get(caller: Caller, args: tools.GetToolArgs) -> str:
     memory = await caller.memories.get(caller.user.id, args.id)
     return render.memory_text(memory, caller.settings.max_result_chars)
 
 
-async def _update(caller: Caller, args: tools.UpdateArgs) -> str:
+async def _update(caller: Caller, args: tools.UpdateToolArgs) -> str:
     fields = {
         name: getattr(args, name)
         for name in ("content", "category", "tags", "importance", "expanded_keywords")
@@ -180,19 +180,19 @@ async def _update(caller: Caller, args: tools.UpdateArgs) -> str:
     return "Updated.\n" + render.memory_text(memory, caller.settings.max_result_chars)
 
 
-async def _promote(caller: Caller, args: tools.PromoteArgs) -> str:
+async def _promote(caller: Caller, args: tools.PromoteToolArgs) -> str:
     memory = await caller.memories.promote(
         caller.user.id, args.id, importance=args.importance, pinned=args.pinned
     )
     return "Promoted.\n" + render.memory_text(memory, caller.settings.max_result_chars)
 
 
-async def _forget(caller: Caller, args: tools.ForgetArgs) -> str:
+async def _forget(caller: Caller, args: tools.ForgetToolArgs) -> str:
     await caller.memories.delete(caller.user.id, args.id)
     return f"Forgot #{args.id}."
 
 
-async def _list(caller: Caller, args: tools.ListArgs) -> str:
+async def _list(caller: Caller, args: tools.ListToolArgs) -> str:
     namespace = _namespace(caller, args.namespace)
     filters = ListFilters(namespaces=[namespace] if namespace else None, category=args.category)
     try:

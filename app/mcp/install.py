@@ -22,9 +22,9 @@ import copy
 from pathlib import Path
 from typing import Any, Literal
 
-from app.client.environment import ENV_API_KEY
 from app.client.json_file import JsonFileError, read_object, render_like, write_atomically
-from app.client.namespace import namespace_for_cwd
+from memoria_hook_client.environment import ENV_API_KEY
+from memoria_hook_client.namespace import namespace_for_cwd
 
 Scope = Literal["user", "project", "local"]
 SERVER_NAME = "memoria"

@@ -33,12 +33,12 @@ class NewMemory(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     expanded_keywords: str | None = None
 
 
-class StoreArgs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+class StoreToolArgs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     memories: Annotated[list[NewMemory], Meta(min_length=1)]
     namespace: str | None = None
 
 
-class RecallArgs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+class RecallToolArgs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     query: str
     expanded_query: str | None = None
     category: str | None = None
@@ -50,11 +50,11 @@ class RecallArgs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     kinds: list[Literal["memory", "episode"]] | None = None
 
 
-class GetArgs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+class GetToolArgs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     id: MemoryId
 
 
-class UpdateArgs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+class UpdateToolArgs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     id: MemoryId
     content: str | msgspec.UnsetType = msgspec.UNSET
     category: str | msgspec.UnsetType = msgspec.UNSET
@@ -63,17 +63,17 @@ class UpdateArgs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     expanded_keywords: str | msgspec.UnsetType = msgspec.UNSET
 
 
-class ForgetArgs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+class ForgetToolArgs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     id: MemoryId
 
 
-class PromoteArgs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+class PromoteToolArgs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     id: MemoryId
     importance: Importance | None = None
     pinned: bool | None = None
 
 
-class ListArgs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+class ListToolArgs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     order: Literal["recent", "important"] = "recent"
     category: str | None = None
     limit: Limit = 20
@@ -131,7 +131,7 @@ TOOLS: Final = (
             },
             "memories",
         ),
-        args=StoreArgs,
+        args=StoreToolArgs,
         scope=WRITE,
         read_only=False,
     ),
@@ -160,7 +160,7 @@ TOOLS: Final = (
             },
             "query",
         ),
-        args=RecallArgs,
+        args=RecallToolArgs,
         scope=READ,
         read_only=True,
     ),
@@ -168,7 +168,7 @@ TOOLS: Final = (
         name="memory_get",
         description="One memory in full by id (recall and list shorten long ones).",
         input_schema=_object({"id": _ID}, "id"),
-        args=GetArgs,
+        args=GetToolArgs,
         scope=READ,
         read_only=True,
     ),
@@ -186,7 +186,7 @@ TOOLS: Final = (
             },
             "id",
         ),
-        args=UpdateArgs,
+        args=UpdateToolArgs,
         scope=WRITE,
         read_only=False,
     ),
@@ -194,7 +194,7 @@ TOOLS: Final = (
         name="memory_forget",
         description="Delete a memory by id that is wrong or obsolete.",
         input_schema=_object({"id": _ID}, "id"),
-        args=ForgetArgs,
+        args=ForgetToolArgs,
         scope=WRITE,
         read_only=False,
     ),
@@ -209,7 +209,7 @@ TOOLS: Final = (
             {"id": _ID, "importance": _IMPORTANCE, "pinned": {"type": "boolean"}},
             "id",
         ),
-        args=PromoteArgs,
+        args=PromoteToolArgs,
         scope=WRITE,
         read_only=False,
     ),
@@ -224,7 +224,7 @@ TOOLS: Final = (
                 "namespace": _NAMESPACE,
             }
         ),
-        args=ListArgs,
+        args=ListToolArgs,
         scope=READ,
         read_only=True,
     ),

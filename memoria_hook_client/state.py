@@ -2,7 +2,7 @@
 
 The capture hook, the recall hooks and `memoria status` share one directory:
 `$MEMORIA_CLIENT__STATE_DIR`, else `$XDG_STATE_HOME/memoria`, else `~/.local/state/memoria`.
-Inside it: `spool.json` (capture batches not yet accepted by the server, see `app.hooks.spool`),
+Inside it: `spool.json` (capture batches not yet accepted by the server, see `memoria_hook_client.spool`),
 `cursors/<session_id>.json` (how far each session's transcript was read) and `status.json` (the
 last capture / recall / session-start outcome, so `memoria status` can say what happened without a
 log to grep). Hooks import this on every run, so it loads the standard library only, and neither

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import signal
 
-from app.client.environment import DEFAULT_HOOK_BUDGET_S, ENV_HOOK_BUDGET
+from memoria_hook_client.environment import DEFAULT_HOOK_BUDGET_S, ENV_HOOK_BUDGET
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -57,8 +57,8 @@ def process_age() -> float:
         return 0.0
 
 
-class Deadline:
-    """`with Deadline(seconds):` raises BudgetSpent in the body once `seconds` of wall time have passed.
+class HookDeadline:
+    """`with HookDeadline(seconds):` raises BudgetSpent in the body once `seconds` of wall time have passed.
 
     Without a timer (not the main thread, or no `setitimer` on this OS) the body runs unguarded and
     the socket timeouts are all that bound it.
@@ -69,7 +69,7 @@ class Deadline:
         self._previous: Handler = None
         self._armed = False
 
-    def __enter__(self) -> Deadline:
+    def __enter__(self) -> HookDeadline:
         if hasattr(signal, "setitimer"):
             try:
                 self._previous = signal.signal(signal.SIGALRM, _expire)

@@ -3,8 +3,7 @@
 Two readers need the same answers: `ClientSettings` (pydantic, behind the `memoria` commands) and the
 command hook, which Claude Code spawns on every prompt and which therefore loads the standard library
 only. One implementation here keeps them from drifting apart. For the hook's sake this module imports
-no pathlib or typing at run time (their imports would slow every hook's start), and `app.client`
-stays import-free.
+no pathlib or typing at run time (their imports would slow every hook's start).
 """
 
 from __future__ import annotations

@@ -25,9 +25,9 @@ import json
 import os
 import time
 
-from app.client.environment import KeyFileError, key_from_environment
-from app.hooks.http_post import InvalidResponse, api_headers, http_post, route_target
-from app.hooks.state import (
+from memoria_hook_client.environment import KeyFileError, key_from_environment
+from memoria_hook_client.http_post import InvalidResponse, api_headers, http_post, route_target
+from memoria_hook_client.state import (
     lock_file,
     read_json,
     spool_lock_path,

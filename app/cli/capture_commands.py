@@ -1,6 +1,6 @@
 """`memoria capture off|on|flush`: keep a project out of capture, let it back in, send the spool now.
 
-The capture hook itself (`app.hooks.capture`) checks for the `.memoria-no-capture` file these
+The capture hook itself (`memoria_hook_client.capture_worker`) checks for the `.memoria-no-capture` file these
 commands write, and flushes the same spool; this module only gives a person a way to do it by hand
 and see what happened.
 """
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import click
 
-from app.client.namespace import git_root
-from app.hooks.capture import ENV_CAPTURE, NO_CAPTURE_FILE, capture_off_reason
-from app.hooks.spool import flush as flush_spool
-from app.hooks.state import record, spool_path
+from memoria_hook_client.capture_worker import ENV_CAPTURE, NO_CAPTURE_FILE, capture_off_reason
+from memoria_hook_client.namespace import git_root
+from memoria_hook_client.spool import flush as flush_spool
+from memoria_hook_client.state import record, spool_path
 
 FLUSH_BUDGET_S = 120.0
 MARKER_TEXT = (

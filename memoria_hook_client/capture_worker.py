@@ -7,7 +7,7 @@ parsing a long transcript delta and writing it durably took most of the hook's t
 (`memoria bench capture` measures it), so none of it happens while the session waits. Handing off
 loses nothing: the worker reads the session's transcript from where the last run stopped
 (`cursors/<session_id>.json`), turns the new lines into exchanges
-(`app.hooks.transcript`), removes `<private>` spans, appends them to the local spool and only then
+(`memoria_hook_client.transcript`), removes `<private>` spans, appends them to the local spool and only then
 moves the cursor, so a worker that dies before that leaves the cursor where it was and the next
 event reads the same lines again; a crash after the spool write sends the same turns again, which
 the server's capture key makes duplicates. Then the worker flushes the spool.
@@ -29,14 +29,21 @@ import os
 import sys
 import time
 
-from app.client.environment import DEFAULT_URL, ENV_URL, hook_log_from_environment
-from app.client.namespace import event_namespace, git_root
-from app.hooks.budget import BudgetSpent, Deadline, hook_budget
-from app.hooks.hook_log import write_log
-from app.hooks.private import strip_private
-from app.hooks.spool import SpoolBusy, append, flush, load
-from app.hooks.state import cursor_path, lock_file, read_json, record, unlock_file, write_json_atomic
-from app.hooks.transcript import read_delta
+from memoria_hook_client.budget import BudgetSpent, HookDeadline, hook_budget
+from memoria_hook_client.environment import DEFAULT_URL, ENV_URL, hook_log_from_environment
+from memoria_hook_client.hook_log import write_log
+from memoria_hook_client.namespace import event_namespace, git_root
+from memoria_hook_client.private import strip_private
+from memoria_hook_client.spool import SpoolBusy, append, flush, load
+from memoria_hook_client.state import (
+    cursor_path,
+    lock_file,
+    read_json,
+    record,
+    unlock_file,
+    write_json_atomic,
+)
+from memoria_hook_client.transcript import read_delta
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -222,7 +229,7 @@ def prune_cursors(directory: str, before: float) -> int:
 
 def hook_script() -> str:
     """`scripts/memoria-hook` of this checkout (the launcher that works under `python -S`)."""
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     return os.path.join(root, "scripts", "memoria-hook")
 
 
@@ -235,7 +242,7 @@ def hook_command(args: Sequence[str]) -> list[str]:
     root = os.path.dirname(os.path.dirname(script))
     code = (
         f"import sys; sys.path.insert(0, {root!r}); "
-        f"from app.hooks.capture import main; sys.exit(main({list(args)!r}))"
+        f"from memoria_hook_client.capture_worker import main; sys.exit(main({list(args)!r}))"
     )
     return [sys.executable, "-S", "-c", code]
 
@@ -308,7 +315,7 @@ def main(
         return 0
     if command == "flush":
         try:
-            with Deadline(DETACHED_FLUSH_BUDGET_S + 5):
+            with HookDeadline(DETACHED_FLUSH_BUDGET_S + 5):
                 run_flush(env, DETACHED_FLUSH_BUDGET_S, notes)
         except BudgetSpent:
             notes.append("flush gave up after its time limit")
@@ -326,7 +333,7 @@ def main(
     inline = env.get(ENV_CAPTURE_FLUSH, "").strip().lower() == "inline"
     outcome, namespace, count = "failed", None, 0
     try:
-        with Deadline(budget - (time.monotonic() - started)):
+        with HookDeadline(budget - (time.monotonic() - started)):
             event = read_event(stdin or sys.stdin.buffer)
             if not inline:
                 _, _, off = check_event(event, env)
@@ -357,7 +364,7 @@ def _work(stdin: IO[bytes], options: Mapping[str, str], env: Mapping[str, str], 
     """The detached worker: spool the event's exchanges, record it, then flush (nobody waits)."""
     outcome, namespace, count = "failed", None, 0
     try:
-        with Deadline(WORKER_SESSION_LOCK_WAIT_S + DETACHED_FLUSH_BUDGET_S + 5):
+        with HookDeadline(WORKER_SESSION_LOCK_WAIT_S + DETACHED_FLUSH_BUDGET_S + 5):
             event = read_event(stdin)
             outcome, namespace, count = capture(event, options, env, notes, WORKER_SESSION_LOCK_WAIT_S)
             record(env, "capture", outcome, namespace, count)
