@@ -677,3 +677,17 @@ def test_the_memoria_command_hands_capture_to_the_capture_hook(home: Path, tmp_p
     assert_silent(run)
     assert last_outcomes(home)["capture"]["outcome"] == "off"
     assert "capture off" in run.log
+
+
+def test_a_hook_installed_at_the_old_module_path_still_answers(memoria: Memoria, home: Path) -> None:
+    """Hooks written before the client moved name `python -m app.hooks.command`; they keep working."""
+    old = [sys.executable, "-m", "app.hooks.command", "user-prompt-submit"]
+    run = run_hook(
+        home,
+        event("How do we deploy the service to production?", memoria.repo),
+        url=memoria.url,
+        key=memoria.key,
+        argv=old,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "additionalContext" in run.stdout, run.log
