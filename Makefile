@@ -1,5 +1,7 @@
 # `make run` serves Memoria (API and web UI) on an embedded PostgreSQL; `make test` runs the whole test suite.
-# Each creates .venv on first use. torch is installed first, pinned, so no CUDA build is pulled.
+# Each creates .venv on first use. torch is installed first, pinned, so no CUDA build is pulled. The
+# editable install is in compat mode, which puts the checkout on the path: the benchmarks (memoria_bench,
+# not a shipped package) import from it, so `memoria bench` runs.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -13,7 +15,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev]' --config-settings editable_mode=compat
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -30,11 +32,11 @@ test: $(STAMP) $(VENDOR)
 	bash .ci/browser-tests.sh --install-only    # the web UI's tests drive Debian's chromium
 	HF_HUB_OFFLINE=1 $(BIN)/pytest
 
-# import-linter (the layers, README "Architecture"), ruff, ruff format, mypy --strict on app and tests.
+# import-linter (the layers, README "Architecture"), ruff, ruff format, mypy --strict on app, memoria_bench and tests.
 lint: $(STAMP)
 	$(BIN)/lint-imports
-	$(BIN)/ruff check app tests migrations
-	$(BIN)/ruff format --check app tests migrations
+	$(BIN)/ruff check app memoria_bench tests migrations
+	$(BIN)/ruff format --check app memoria_bench tests migrations
 	$(BIN)/mypy
 	$(BIN)/mypy migrations
 

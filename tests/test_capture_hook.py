@@ -26,12 +26,12 @@ import asyncpg
 import pytest
 from click.testing import CliRunner
 
-from app.bench.serve import served_api
 from app.cli.capture import capture as capture_cli
 from app.core.net import free_port
 from app.hooks import state
 from app.hooks.capture import CURSOR_MAX_AGE_S, main
 from app.hooks.spool import load
+from memoria_bench.serve import served_api
 from tests.fakes.apps import headers_for
 from tests.test_spool import Stub
 
