@@ -13,7 +13,8 @@ import pytest
 
 from app.auth.keys import generate_key
 from app.secrets import KINDS, Detector, placeholders_in, redact, redact_all, secrets_of
-from memoria_bench.secrets.corpus import ALNUM, GENERATORS, TEMPLATES, build_corpus
+from memoria_bench.secrets.alphabet import ALNUM
+from memoria_bench.secrets.corpus import GENERATORS, TEMPLATES, build_corpus
 
 KINDS_GENERATED = sorted(GENERATORS)
 

@@ -7,9 +7,8 @@ server-side records never line up with random characters). Nothing real is, or n
 this file. Each case records where the credential is in its sentence, so a benchmark can check that
 the whole value, not a fragment, was redacted.
 
-The look-alikes are what a coding agent's memories are full of and a careless detector redacts:
-commit SHAs, UUIDs, content hashes, base64 data, version strings, long identifiers, and documentation
-placeholders in exactly the places real credentials go (`OPENAI_API_KEY=YOUR_API_KEY`).
+The look-alikes, memories without a credential that a careless detector redacts, are
+`memoria_bench.secrets.lookalikes`; the alphabets and the `Case` both use, `alphabet`.
 """
 
 from __future__ import annotations
@@ -17,42 +16,24 @@ from __future__ import annotations
 import base64
 import json
 import random
-import string
 from collections.abc import Callable
 from dataclasses import dataclass
 
-ALNUM = string.ascii_letters + string.digits
-B64 = ALNUM + "+/"
-B64URL = ALNUM + "-_"
-UPPER_ALNUM = string.ascii_uppercase + string.digits
-BASE32 = string.ascii_uppercase + "234567"
-HEX = "0123456789abcdef"
-PASSWORD_CHARS = ALNUM + "!#%&*@^-_+=?"
-URL_PASSWORD_CHARS = ALNUM + "-_.~"
-
-HOSTS = ("db.internal", "pg-staging.corp", "10.0.3.17", "postgres.prod.svc", "cache.internal")
-USERS = ("app", "deploy", "ci", "admin", "svc_memoria", "readonly")
-SERVICES = ("billing", "search", "ingest", "auth", "payments", "reports", "notifier")
-
-
-@dataclass(frozen=True, slots=True)
-class Case:
-    """One memory: `text`; for a credential, its kind and where it is (`text[start:end]`)."""
-
-    text: str
-    kind: str | None = None
-    start: int = 0
-    end: int = 0
-    family: str = ""
-    """The look-alike family of a negative (`commit-sha`, `uuid`, …); the kind of a positive."""
-
-    @property
-    def secret(self) -> str:
-        return self.text[self.start : self.end]
-
-
-def _pick(rng: random.Random, alphabet: str, n: int) -> str:
-    return "".join(rng.choice(alphabet) for _ in range(n))
+from memoria_bench.secrets.alphabet import (
+    ALNUM,
+    B64,
+    B64URL,
+    BASE32,
+    HOSTS,
+    PASSWORD_CHARS,
+    SERVICES,
+    UPPER_ALNUM,
+    URL_PASSWORD_CHARS,
+    USERS,
+    Case,
+    pick,
+)
+from memoria_bench.secrets.lookalikes import lookalike_cases
 
 
 def _b64url(raw: bytes) -> str:
@@ -86,47 +67,47 @@ def _private_key(rng: random.Random) -> str:
 
 # kind -> a generator of one credential value
 GENERATORS: dict[str, Callable[[random.Random], str]] = {
-    "aws-access-key": lambda r: r.choice(["AKIA", "ASIA"]) + _pick(r, BASE32, 16),
-    "aws-secret-key": lambda r: _pick(r, B64, 40),
+    "aws-access-key": lambda r: r.choice(["AKIA", "ASIA"]) + pick(r, BASE32, 16),
+    "aws-secret-key": lambda r: pick(r, B64, 40),
     "github-token": lambda r: (
-        r.choice(["ghp_", "gho_", "ghs_", "ghu_"]) + _pick(r, ALNUM, 36)
+        r.choice(["ghp_", "gho_", "ghs_", "ghu_"]) + pick(r, ALNUM, 36)
         if r.random() < 0.7
-        else "github_pat_" + _pick(r, UPPER_ALNUM, 22) + "_" + _pick(r, ALNUM, 59)
+        else "github_pat_" + pick(r, UPPER_ALNUM, 22) + "_" + pick(r, ALNUM, 59)
     ),
-    "gitlab-token": lambda r: "glpat-" + _pick(r, B64URL, 20),
+    "gitlab-token": lambda r: "glpat-" + pick(r, B64URL, 20),
     "slack-token": lambda r: (
         f"{r.choice(['xoxb', 'xoxp'])}-{r.randrange(10**11, 10**12)}-{r.randrange(10**12, 10**13)}-"
-        + _pick(r, ALNUM, 24)
+        + pick(r, ALNUM, 24)
     ),
     "slack-webhook": lambda r: (
         "https://hooks.slack.com/services/T"
-        + _pick(r, UPPER_ALNUM, 8)
+        + pick(r, UPPER_ALNUM, 8)
         + "/B"
-        + _pick(r, UPPER_ALNUM, 10)
+        + pick(r, UPPER_ALNUM, 10)
         + "/"
-        + _pick(r, ALNUM, 24)
+        + pick(r, ALNUM, 24)
     ),
     "stripe-key": lambda r: (
-        r.choice(["sk_live_", "rk_live_", "sk_test_"]) + _pick(r, ALNUM, r.choice([24, 99]))
+        r.choice(["sk_live_", "rk_live_", "sk_test_"]) + pick(r, ALNUM, r.choice([24, 99]))
     ),
     "openai-key": lambda r: (
-        "sk-proj-" + _pick(r, B64URL, r.choice([48, 74, 156]))
+        "sk-proj-" + pick(r, B64URL, r.choice([48, 74, 156]))
         if r.random() < 0.6
-        else "sk-" + _pick(r, ALNUM, 20) + "T3BlbkFJ" + _pick(r, ALNUM, 20)
+        else "sk-" + pick(r, ALNUM, 20) + "T3BlbkFJ" + pick(r, ALNUM, 20)
     ),
-    "anthropic-key": lambda r: "sk-ant-api03-" + _pick(r, B64URL, 93) + "AA",
-    "voyage-key": lambda r: "pa-" + _pick(r, B64URL, 43),
-    "google-api-key": lambda r: "AIza" + _pick(r, B64URL, 35),
-    "npm-token": lambda r: "npm_" + _pick(r, ALNUM, 36),
-    "huggingface-token": lambda r: "hf_" + _pick(r, ALNUM, 34),
-    "sendgrid-key": lambda r: "SG." + _pick(r, B64URL, 22) + "." + _pick(r, B64URL, 43),
-    "memoria-key": lambda r: "mem_" + _pick(r, B64URL, 43),
+    "anthropic-key": lambda r: "sk-ant-api03-" + pick(r, B64URL, 93) + "AA",
+    "voyage-key": lambda r: "pa-" + pick(r, B64URL, 43),
+    "google-api-key": lambda r: "AIza" + pick(r, B64URL, 35),
+    "npm-token": lambda r: "npm_" + pick(r, ALNUM, 36),
+    "huggingface-token": lambda r: "hf_" + pick(r, ALNUM, 34),
+    "sendgrid-key": lambda r: "SG." + pick(r, B64URL, 22) + "." + pick(r, B64URL, 43),
+    "memoria-key": lambda r: "mem_" + pick(r, B64URL, 43),
     "private-key": _private_key,
     "jwt": _jwt,
-    "url-password": lambda r: _pick(r, URL_PASSWORD_CHARS, r.randrange(10, 25)),
-    "bearer-token": lambda r: _pick(r, ALNUM + "-._~", r.randrange(32, 65)),
-    "password": lambda r: _pick(r, PASSWORD_CHARS, r.randrange(10, 21)),
-    "secret": lambda r: _pick(r, ALNUM, r.randrange(24, 49)),
+    "url-password": lambda r: pick(r, URL_PASSWORD_CHARS, r.randrange(10, 25)),
+    "bearer-token": lambda r: pick(r, ALNUM + "-._~", r.randrange(32, 65)),
+    "password": lambda r: pick(r, PASSWORD_CHARS, r.randrange(10, 21)),
+    "secret": lambda r: pick(r, ALNUM, r.randrange(24, 49)),
 }
 
 # kind -> sentences; {s} is the credential, the other fields are filled at random
@@ -272,208 +253,6 @@ def secret_cases(rng: random.Random, n: int) -> list[Case]:
         case = _fill(rng, rng.choice(TEMPLATES[kind]), GENERATORS[kind](rng))
         cases.append(Case(case.text, kind, case.start, case.end, kind))
     return cases
-
-
-def _uuid(rng: random.Random) -> str:
-    h = _pick(rng, HEX, 32)
-    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{rng.choice('89ab')}{h[17:20]}-{h[20:]}"
-
-
-def _version(rng: random.Random) -> str:
-    v = f"{rng.randrange(0, 30)}.{rng.randrange(0, 40)}.{rng.randrange(0, 20)}"
-    return v + rng.choice(["", "-rc.1", "+build.7", ".post1", "b2", f"-{_pick(rng, HEX, 7)}"])
-
-
-def _camel(rng: random.Random) -> str:
-    words = [
-        "Abstract",
-        "Singleton",
-        "Proxy",
-        "Factory",
-        "Bean",
-        "Configuration",
-        "Manager",
-        "Payment",
-        "Settlement",
-        "Request",
-        "Handler",
-        "Adapter",
-        "Registry",
-        "Provider",
-        "Resolver",
-        "Service",
-    ]
-    return "".join(rng.sample(words, rng.randrange(4, 8)))
-
-
-def _snake(rng: random.Random) -> str:
-    words = [
-        "test",
-        "store",
-        "rejects",
-        "content",
-        "over",
-        "the",
-        "limit",
-        "with",
-        "recall",
-        "returns",
-        "sensitive",
-        "memories",
-        "only",
-        "when",
-        "asked",
-        "api",
-        "key",
-        "token",
-        "secret",
-        "rotation",
-    ]
-    return "_".join(rng.sample(words, rng.randrange(5, 9)))
-
-
-# family -> a generator of one non-credential memory
-LOOKALIKES: dict[str, Callable[[random.Random], str]] = {
-    "commit-sha": lambda r: r.choice(
-        [
-            "Fixed in commit {h}, see the PR description.",
-            "git cherry-pick {h} onto release/2.4",
-            "The regression started at {h7}..{h}",
-            "Deployed {svc} at revision {h}",
-        ]
-    ).format(h=_pick(r, HEX, 40), h7=_pick(r, HEX, 7), svc=r.choice(SERVICES)),
-    "uuid": lambda r: r.choice(
-        [
-            "request id {u} failed with 502 at the gateway",
-            "tenant_id: {u} is the acme sandbox",
-            "The trace {u} shows the slow recall",
-            "Namespace {u} belongs to the eval runs",
-        ]
-    ).format(u=_uuid(r)),
-    "content-hash": lambda r: r.choice(
-        [
-            "image digest sha256:{h} is the last good build",
-            "checksum {h} for the release tarball",
-            "content_hash={h} collides with nothing",
-            "The model file's sha256 is {h}",
-            "etag: {h40}",
-        ]
-    ).format(h=_pick(r, HEX, 64), h40=_pick(r, HEX, 40)),
-    "base64-data": lambda r: r.choice(
-        [
-            "The favicon is inlined as data:image/png;base64,{b}",
-            "Fixture payload (base64): {b}",
-            "The protobuf in the failing test decodes from {b}",
-        ]
-    ).format(b=base64.b64encode(bytes(r.randrange(256) for _ in range(r.randrange(60, 300)))).decode()),
-    "version": lambda r: r.choice(
-        [
-            "Bumped pydantic to {v} and litestar to {v2}",
-            "node {v} is what CI runs; {v2} breaks the build",
-            "pip install torch=={v} first, then the rest",
-            "The {svc} image is registry.internal/{svc}:{v}",
-        ]
-    ).format(v=_version(r), v2=_version(r), svc=r.choice(SERVICES)),
-    "identifier": lambda r: r.choice(
-        [
-            "{c} is where the retry logic lives",
-            "Rename {s} before the release",
-            "The flaky one is tests/test_secrets.py::{s}",
-            "com.acme.{svc}.internal.{c} handles the callbacks",
-        ]
-    ).format(c=_camel(r), s=_snake(r), svc=r.choice(SERVICES)),
-    "placeholder": lambda r: r.choice(
-        [
-            "set OPENAI_API_KEY=YOUR_API_KEY in .env.example",
-            "password: <your-password>",
-            "token=${GITHUB_TOKEN} is injected by the workflow",
-            "api_key: xxxxxxxxxxxxxxxxxxxxxxxx",
-            "AWS_SECRET_ACCESS_KEY=<secret> goes in the runner's env, never in git",
-            "The README shows ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx as the token format",
-            "postgres://user:password@localhost:5432/app is the local default",
-            "DB_PASSWORD=${DB_PASSWORD} comes from the Kubernetes secret",
-            "secret: changeme (only in the docker-compose example)",
-            "Authorization: Bearer $MEMORIA_KEY",
-            "export STRIPE_SECRET_KEY=sk_live_REPLACE_ME",
-            "client_secret: {{ .Values.oauth.clientSecret }}",
-            "api_key = os.environ['VOYAGE_API_KEY']",
-            "token: ${{ secrets.NPM_TOKEN }}",
-            "SECRET_KEY = settings.SECRET_KEY",
-            "password = getpass.getpass()",
-            "Use sk-... from the dashboard, never commit it",
-            "ANTHROPIC_API_KEY=your-key-here",
-            "password = var.db_password in the terraform module",
-            "api_key: <redacted>",
-            "STRIPE_PUBLISHABLE_KEY=pk_live_ is fine to ship to the browser",
-        ]
-    ),
-    "keyword-prose": lambda r: r.choice(
-        [
-            "the token budget is {n} per request",
-            "max_tokens: {n} keeps answers short",
-            "password reset emails go through SES in {svc}",
-            "api_key_id: {n} is the vendor's reference for our account",
-            "secret_name: {svc}-db-credentials in the {svc} namespace",
-            "TOKEN_TTL={n} seconds for refresh tokens",
-            "The password is stored in 1Password under '{svc} staging'",
-            "The secret key rotation runs every {n} days",
-            "primary key: (namespace_id, content_hash)",
-            "Keys are rotated by the platform team; ask in #security",
-            "token: the JWT expires after {n} seconds",
-            "credentials: see the vault path secret/data/{svc}",
-            "password: min 12 characters, one digit",
-            "The secret for {svc} is rotated weekly by the operator",
-            "api key is in the team vault, not here",
-        ]
-    ).format(n=r.choice([60, 90, 512, 2048, 3600, 4096]), svc=r.choice(SERVICES)),
-    "url": lambda r: r.choice(
-        [
-            "postgres://{user}@{host}:5432/app has no password; it uses the pgpass file",
-            "The dashboard is at https://grafana.internal/d/{h7}/{svc}?orgId=1",
-            "Clone from git@github.com:acme/{svc}.git",
-            "PR https://github.com/acme/{svc}/pull/{n} fixes it",
-            "ping ops@acme.dev about {svc}",
-            "Sentry DSN https://{h7}{h7}@o{n}.ingest.sentry.io/{n}",
-            "sftp://{user}@{host}/uploads takes the nightly export",
-        ]
-    ).format(
-        user=r.choice(USERS),
-        host=r.choice(HOSTS),
-        h7=_pick(r, HEX, 7),
-        svc=r.choice(SERVICES),
-        n=r.randrange(100, 9999),
-    ),
-    "k8s-name": lambda r: r.choice(
-        [
-            "pod pa-{svc}-reconciler-{h10}-{h5} was OOM-killed",
-            "kubectl logs sk-{svc}-worker-{h10}-{h5} shows the retry",
-            "branch feature/pa-{n}-secret-redaction-and-key-rotation is ready",
-            "The {svc} job runs as gh-actions-runner-{h10}-{h5}",
-        ]
-    ).format(
-        svc=r.choice(SERVICES),
-        h10=_pick(r, HEX, 10),
-        h5=_pick(r, "bcdfghjklmnpqrstvwxz2456789", 5),
-        n=r.randrange(100, 9999),
-    ),
-    "public-key": lambda r: r.choice(
-        [
-            "ci's public key: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI{b} ci@acme",
-            "Pin the server certificate:\n-----BEGIN CERTIFICATE-----\n{b}\n-----END CERTIFICATE-----",
-            "-----BEGIN PUBLIC KEY-----\n{b}\n-----END PUBLIC KEY----- verifies the webhook signatures",
-            "The deploy key fingerprint is SHA256:{b43}",
-        ]
-    ).format(
-        b=base64.b64encode(bytes(r.randrange(256) for _ in range(r.randrange(32, 120)))).decode(),
-        b43=_pick(r, B64, 43),
-    ),
-}
-
-
-def lookalike_cases(rng: random.Random, n: int) -> list[Case]:
-    """`n` memories holding no credential, the families in turn."""
-    families = list(LOOKALIKES)
-    return [Case(LOOKALIKES[f](rng), family=f) for f in (families[i % len(families)] for i in range(n))]
 
 
 PROSE = (

@@ -24,7 +24,8 @@ from rich.console import Console
 from rich.table import Table
 
 from app.secrets import Detector, Vault, redact
-from memoria_bench.secrets.corpus import Case, build_corpus, long_memory
+from memoria_bench.secrets.alphabet import Case
+from memoria_bench.secrets.corpus import build_corpus, long_memory
 
 TARGET_RECALL = 0.98
 TARGET_FALSE_POSITIVES = 0.02
