@@ -76,7 +76,7 @@ def test_the_apps_own_commands_never_load_the_plugins(monkeypatch: pytest.Monkey
     assert CliRunner().invoke(group, ["own"], catch_exceptions=False).output == "own ran\n"
 
 
-def test_the_bench_entry_point_loads_the_bench_group_with_its_hook_command(
+def test_the_bench_entry_point_loads_the_bench_group_with_its_hook_and_report_commands(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     declared = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
@@ -84,7 +84,7 @@ def test_the_bench_entry_point_loads_the_bench_group_with_its_hook_command(
     group = _group_with(monkeypatch, _point("bench", value))
     result = CliRunner().invoke(group, ["bench", "--help"])
     assert result.exit_code == 0, result.output
-    for command in ("latency", "quality", "hook"):
+    for command in ("latency", "quality", "hook", "report"):
         assert f"  {command} " in result.output
 
 
