@@ -10,7 +10,7 @@ Three figures, each a different question:
 
 Every prompt is different, also from earlier runs', because the server caches query vectors and a
 repeated prompt would measure the cache. Point `--url`/`--key`/`--namespace` at any server, e.g. a
-100k-memory one. The command itself (options, output) is `app.cli.hooks.bench_hook`.
+100k-memory one. The command itself (options, output) is `memoria_bench.cli.hook`.
 """
 
 from __future__ import annotations

@@ -135,7 +135,7 @@ async def _store(base: str, key: str, options: CaptureBenchOptions) -> None:
 def _hook_env(key: str, log: Path, state: Path | None = None) -> dict[str, str]:
     """The environment Claude Code gives a hook: the user's, with the key; the default flush mode; and
     bytecode caching on, as on a user's machine (a CI shell's PYTHONDONTWRITEBYTECODE would make every
-    run compile the hook's modules again, ~30 ms that no user pays)."""
+    run compile the hook's modules again, a cost no user pays)."""
     dropped = (FLUSH_MODE_ENV, ENV_HOOK_BUDGET, "PYTHONDONTWRITEBYTECODE")
     env = {name: value for name, value in os.environ.items() if name not in dropped}
     env |= {ENV_API_KEY: key, ENV_HOOK_LOG: str(log)}

@@ -124,7 +124,7 @@ def quality(
     type=click.IntRange(min=1),
     default=1000,
     show_default=True,
-    help="Queries for the HNSW recall@10 (fewer leave it within about ±0.01 only).",
+    help="Queries for the HNSW recall@10 (fewer widen its confidence interval).",
 )
 @SENTENCES_OPTION
 @click.option(
@@ -148,7 +148,7 @@ def quality(
 @click.option(
     "--mid-scope",
     is_flag=True,
-    help="Also time the biggest of the other namespaces (17.7% of the corpus with 10 namespaces): its "
+    help="Also time the biggest of the other namespaces (a smaller share of the corpus): its "
     "text matches are read namespace by namespace, the big scope's table-wide.",
 )
 @click.option("--explain", "show_plans", is_flag=True, help="Print the EXPLAIN ANALYZE plans in full.")

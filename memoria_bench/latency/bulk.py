@@ -2,15 +2,16 @@
 vector and text indexes built once after the load instead of row by row.
 
 The store path (`load.store_corpus`) writes every memory into the HNSW and GIN indexes as it goes,
-about 1.6 ms of a memory's SQL, and embeds 100 texts per call; a million memories that way is hours
-on two cores. Here every memory still goes through `MemoryService.prepare` (the validation and
-credential redaction of every write), the model embeds 512 texts a batch, two calls at once, while the
-previous batch is copied in, and for a load of `rebuild_at` rows or more the big indexes are dropped first and
-built afterwards with `maintenance_work_mem` and a parallel worker, which is how an index over a
-whole table is meant to be built. Not CONCURRENTLY: the scratch database has no readers to spare.
-The rows are the ones the store route would write (same columns, hashes, vectors, model id); the
-concept graph is indexed afterwards by the store route's own indexer (`load.index_concepts`).
-Resumes where an interrupted load stopped: every batch commits whole, in corpus order.
+most of a memory's SQL time, and embeds 100 texts per call; a million memories that way takes hours
+on a small machine (docs/benchmarks/). Here every memory still goes through `MemoryService.prepare`
+(the validation and credential redaction of every write), the model embeds 512 texts a batch, two
+calls at once, while the previous batch is copied in, and for a load of `rebuild_at` rows or more
+the big indexes are dropped first and built afterwards with `maintenance_work_mem` and a parallel
+worker, which is how an index over a whole table is meant to be built. Not CONCURRENTLY: the scratch
+database has no readers to spare. The rows are the ones the store route would write (same columns,
+hashes, vectors, model id); the concept graph is indexed afterwards by the store route's own indexer
+(`load.index_concepts`). Resumes where an interrupted load stopped: every batch commits whole, in
+corpus order.
 """
 
 from __future__ import annotations

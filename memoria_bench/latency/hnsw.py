@@ -90,8 +90,8 @@ def score_query(
 def _summary(scores: Sequence[float]) -> dict[str, Any]:
     """Mean, 95% interval, minimum and how many queries fell short of 1."""
     values = np.asarray(scores)
-    # per-query recall varies a lot (most are 1.0, a few 0.8): 100 queries put the mean only within
-    # about ±0.01, as wide as the gap to the 0.98 target, so the interval is reported with it
+    # per-query recall varies a lot (most queries find all ten, a few miss some): a hundred queries
+    # leave the mean's interval about as wide as the gap to the target, so it is reported with it
     mean = float(values.mean())
     half_width = 1.96 * float(values.std(ddof=1)) / np.sqrt(values.size) if values.size > 1 else 0.0
     return {

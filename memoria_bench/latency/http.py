@@ -1,9 +1,9 @@
 """Recall over real HTTP: what an agent sees, query embedding and the API stack included.
 
-The client is aiohttp's: it shares the machine's two cores with the server it measures, so it must
-cost little. Against the same server on 100k memories (every leg, interleaved), httpx's AsyncClient
-spent 0.86-1.22 ms of CPU per request and aiohttp's 0.30-0.34; with httpx the client's own work
-showed as 1.4-1.9 ms more latency at concurrency 1 and 4-31 requests/s fewer at 8 (README, "Speed").
+The client is aiohttp's: it shares the machine's cores with the server it measures, so its own CPU
+per request shows up as server latency and lost throughput; aiohttp's client spends less of it than
+httpx's AsyncClient, measured against the same server, interleaved (the comparison and its figures:
+docs/benchmarks/).
 
 Each fused mode gets texts of its own (the server caches query vectors, and a repeated text would
 hide the model's cost); lexical-only runs the texts of every fused mode, block for block beside it.

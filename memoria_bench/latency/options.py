@@ -8,9 +8,9 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_SENTENCES = REPO_ROOT.parent / "shared" / "bench" / "persona-sentences" / "sentences.txt"
 # Recalls run over every leg, per scope, before anything is timed (`--cache-warmup`). PostgreSQL that
-# has just started reads each page once from the OS cache into shared_buffers; on the 100k corpus the
-# graph leg's pages took a few hundred recalls to come in (statement p50 over the first 50 recalls
-# after a restart 21.9 ms, after 300 recalls 5.7 ms), and a server that has been running is past that.
+# has just started reads each page once from the OS cache into shared_buffers; on a large corpus the
+# graph leg's pages take a few hundred recalls to come in, so the first recalls after a restart are
+# several times slower than later ones, and a server that has been running is past that.
 CACHE_WARMUP = 300
 
 

@@ -1,5 +1,5 @@
 """The namespaces recall is timed in: the big one (half the corpus), the smallest one and, when
-asked, a middle one (the biggest of the rest: 17.7% of a 100k corpus of 10 namespaces), which
+asked, a middle one (the biggest of the rest, a share of the corpus below the big one's), which
 reads its text matches namespace by namespace where the big one reads them table-wide
 (`MEMORIA_RECALL__TEXT_BY_NAMESPACE_BELOW_SHARE`)."""
 
