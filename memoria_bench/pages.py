@@ -45,21 +45,17 @@ class Page:
 
 
 def render_page(report: Mapping[str, Any], source: str) -> Page:
-    """The dated page of `report` (read from the file named `source`, quoted on the page)."""
-    origin = report.get(PROVENANCE)
-    if not isinstance(origin, Mapping) or not origin.get("bench") or not origin.get("started_utc"):
-        raise ReportError(
-            f"{source} has no provenance (bench, date): it predates dated reports, run the bench again"
-        )
+    """The dated page of `report`; it links `source`, the JSON it was rendered from."""
+    origin = _origin(report, source)
     bench = str(origin["bench"])
     label = origin.get("label")
     day = str(origin["started_utc"])[:10]
-    slug = "-".join(_slug(part) for part in (day, bench, label) if part)
     title = f"memoria bench {bench}" + (f" ({label})" if label else "") + f", {day}"
     lines = [
         f"# {title}",
         "",
-        f"Rendered by `memoria bench report` from `{Path(source).name}`; not edited by hand.",
+        f"Rendered by `memoria bench report` from [{source}]({source}), the JSON the run wrote; not "
+        "edited by hand.",
         "",
     ]
     lines += _provenance(origin)
@@ -73,12 +69,29 @@ def render_page(report: Mapping[str, Any], source: str) -> Page:
     for key, value in figures.items():
         if key not in scalars:
             lines += _section(key, value, level=2)
-    return Page(name=f"{slug}.md", markdown="\n".join(lines).rstrip() + "\n")
+    return Page(name=f"{page_stem(report, source)}.md", markdown="\n".join(lines).rstrip() + "\n")
+
+
+def page_stem(report: Mapping[str, Any], source: str) -> str:
+    """`<day>-<bench>[-<label>]`: the name of the page (and of the JSON copied beside it)."""
+    origin = _origin(report, source)
+    parts = (str(origin["started_utc"])[:10], origin["bench"], origin.get("label"))
+    return "-".join(_slug(part) for part in parts if part)
+
+
+def _origin(report: Mapping[str, Any], source: str) -> Mapping[str, Any]:
+    origin = report.get(PROVENANCE)
+    if not isinstance(origin, Mapping) or not origin.get("bench") or not origin.get("started_utc"):
+        raise ReportError(
+            f"{source} has no provenance (bench, date): it predates dated reports, run the bench again"
+        )
+    return origin
 
 
 def render_file(path: Path, out_dir: Path) -> Path:
-    """Render the JSON report at `path` into `out_dir` (created); the page's path. A page of the
-    same name (same bench, label and day) is replaced: re-rendering a report gives the same page."""
+    """Render the JSON report at `path` into `out_dir` (created), with a copy of the JSON beside it
+    under the page's name; the page's path. A page of the same name (same bench, label and day) is
+    replaced: re-rendering a report gives the same page."""
     try:
         report = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
@@ -87,8 +100,10 @@ def render_file(path: Path, out_dir: Path) -> Path:
         raise ReportError(
             f"{path} has no provenance (bench, date): it predates dated reports, run the bench again"
         )
-    page = render_page(report, str(path))
+    stem = page_stem(report, str(path))
+    page = render_page(report, f"{stem}.json")
     out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / f"{stem}.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     target = out_dir / page.name
     target.write_text(page.markdown, encoding="utf-8")
     return target

@@ -59,9 +59,12 @@ def test_a_report_renders_as_a_dated_page_with_its_provenance_and_a_table_of_its
     code, output, out = _render(tmp_path, QUALITY)
     assert code == 0, output
     page = out / "2026-11-27-quality-locomo-turns.md"
-    assert [p.name for p in out.iterdir()] == [page.name]
+    copy = out / "2026-11-27-quality-locomo-turns.json"
+    assert sorted(p.name for p in out.iterdir()) == [copy.name, page.name]
+    assert json.loads(copy.read_text()) == QUALITY  # the page's source sits beside it, under its name
     text = page.read_text()
     assert text.startswith("# memoria bench quality (locomo-turns), 2026-11-27\n")
+    assert f"[{copy.name}]({copy.name})" in text
     assert "`memoria bench quality --data ../shared/bench/locomo --corpus turns`" in text
     assert "`0123456789abcdef0123456789abcdef01234567`" in text
     assert "| load average before (1, 5, 15 min) | 0.5, 0.75, 1 |" in text
@@ -82,7 +85,10 @@ def test_rendering_the_same_report_again_gives_the_same_page(tmp_path: Path) -> 
     _, _, out = _render(tmp_path, QUALITY)
     first = (out / "2026-11-27-quality-locomo-turns.md").read_text()
     _render(tmp_path, QUALITY)
-    assert [p.name for p in out.iterdir()] == ["2026-11-27-quality-locomo-turns.md"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "2026-11-27-quality-locomo-turns.json",
+        "2026-11-27-quality-locomo-turns.md",
+    ]
     assert (out / "2026-11-27-quality-locomo-turns.md").read_text() == first
 
 
@@ -127,6 +133,5 @@ def test_a_bench_json_report_carries_its_command_commit_date_and_machine(tmp_pat
     assert machine["python"].startswith("3.")
     code, output, pages = _render(tmp_path, json.loads(out.read_text()))
     assert code == 0, output
-    (page,) = pages.iterdir()
-    assert page.name == f"{origin['started_utc'][:10]}-secrets.md"
+    page = pages / f"{origin['started_utc'][:10]}-secrets.md"
     assert "## Targets" in page.read_text() and "## per_kind" in page.read_text()
