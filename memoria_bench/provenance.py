@@ -24,6 +24,8 @@ from memoria_bench.serve import REPO_ROOT
 
 #: The key of the provenance section in every report.
 PROVENANCE = "provenance"
+#: Parameters whose value never goes into a report (reports end up in docs/): shown as `REDACTED`.
+SECRET_PARAMS = frozenset({"key", "api_key", "password", "token"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +38,7 @@ class Start:
 
 def command_line(ctx: click.Context, prefix: Sequence[str]) -> str:
     """`prefix` (e.g. `memoria bench latency`) and every parameter given to the command `ctx` runs
-    (not left at its default), as a shell would take it."""
+    (not left at its default), as a shell would take it; an API key's value is left out."""
     words = list(prefix)
     for param in ctx.command.params:
         name = param.name
@@ -48,7 +50,7 @@ def command_line(ctx: click.Context, prefix: Sequence[str]) -> str:
                 given = param.opts if value or not param.secondary_opts else param.secondary_opts
                 words.append(max(given, key=len))
                 continue
-            words += [max(param.opts, key=len), str(value)]
+            words += [max(param.opts, key=len), "REDACTED" if name in SECRET_PARAMS else str(value)]
         elif value is not None:
             words += [str(item) for item in (value if isinstance(value, tuple) else (value,))]
     return shlex.join(words)

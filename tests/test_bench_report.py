@@ -8,9 +8,11 @@ import re
 from pathlib import Path
 from typing import Any
 
+import click
 from click.testing import CliRunner
 
 from memoria_bench.cli import bench
+from memoria_bench.provenance import command_line
 
 PROVENANCE = {
     "bench": "quality",
@@ -135,3 +137,17 @@ def test_a_bench_json_report_carries_its_command_commit_date_and_machine(tmp_pat
     assert code == 0, output
     page = pages / f"{origin['started_utc'][:10]}-secrets.md"
     assert "## Targets" in page.read_text() and "## per_kind" in page.read_text()
+
+
+def test_the_command_line_in_a_report_gives_every_option_set_but_never_an_api_key() -> None:
+    @click.command("hook")
+    @click.option("--key")
+    @click.option("--runs", type=int, default=30)
+    @click.option("--warmup", type=int, default=3)
+    @click.option("--check", is_flag=True)
+    def hook(key: str | None, runs: int, warmup: int, check: bool) -> None:
+        pass
+
+    ctx = hook.make_context("hook", ["--key", "mem_live_secret", "--runs", "4", "--check"])
+    line = command_line(ctx, ("memoria", "bench", "hook"))
+    assert line == "memoria bench hook --key REDACTED --runs 4 --check"
