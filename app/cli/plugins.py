@@ -20,7 +20,11 @@ import click
 #: The entry-point group `memoria` reads its extra commands from.
 GROUP = "memoria.commands"
 
-_INSTALL_HINT = "install the bench with its extra: pip install -e '.[bench]'"
+# The bench is not a shipped package: it runs from a checkout installed with the checkout on the path.
+_INSTALL_HINT = (
+    "it runs from a checkout installed as `make venv` does: "
+    "pip install -e '.[bench]' --config-settings editable_mode=compat"
+)
 
 
 class PluginGroup(click.Group):
