@@ -30,12 +30,12 @@ test: $(STAMP) $(VENDOR)
 	bash .ci/browser-tests.sh --install-only    # the web UI's tests drive Debian's chromium
 	HF_HUB_OFFLINE=1 $(BIN)/pytest
 
-# import-linter (the layers, README "Architecture", and the hook client's standard-library-only rule),
-# ruff, ruff format, mypy --strict on app, the hook client and tests.
+# import-linter (the layers, docs/architecture.md, the bench and the hook client's standard-library-only rule),
+# ruff, ruff format, mypy --strict on app, the hook client, the bench and tests.
 lint: $(STAMP)
 	$(BIN)/lint-imports
-	$(BIN)/ruff check app memoria_hook_client tests migrations
-	$(BIN)/ruff format --check app memoria_hook_client tests migrations
+	$(BIN)/ruff check app memoria_hook_client memoria_bench tests migrations
+	$(BIN)/ruff format --check app memoria_hook_client memoria_bench tests migrations
 	$(BIN)/mypy
 	$(BIN)/mypy migrations
 

@@ -13,7 +13,7 @@ import asyncpg
 import pytest
 from rich.console import Console
 
-from app.bench.capture import (
+from memoria_bench.capture import (
     COLUMNS,
     NAMESPACE,
     CaptureBenchOptions,
@@ -21,7 +21,7 @@ from app.bench.capture import (
     print_report,
     synthetic_transcript,
 )
-from app.hooks.bench import bench_hook_latency
+from memoria_bench.hook_latency import bench_hook_latency
 
 pytestmark = pytest.mark.e2e
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.bench.corpus import (
+from memoria_bench.corpus import (
     PersonaPool,
     clean_sentence,
     generate_memories,

@@ -14,10 +14,10 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from app.bench.inference import InferenceOptions, Tenant, probe
-from app.bench.inference.options import ABSENT, CONTROL, WORD
-from app.bench.inference.run import corpora
-from app.bench.inference.stats import compare, permutation_p
+from memoria_bench.inference import InferenceOptions, Tenant, probe
+from memoria_bench.inference.options import ABSENT, CONTROL, WORD
+from memoria_bench.inference.run import corpora
+from memoria_bench.inference.stats import compare, permutation_p
 
 TINY = InferenceOptions(
     others_memories=30, own_memories=12, rounds=6, warmup_rounds=1, id_trials=(2, 5), permutations=200

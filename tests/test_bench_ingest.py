@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from app.bench.corpus import SyntheticMemory
-from app.bench.ingest.hosted import stand_in_vector
-from app.bench.ingest.jobs import JobRow, JobWatch
-from app.bench.ingest.load import StoreSample, batch_bodies
-from app.bench.ingest.split import SPLIT_COLUMNS, STORE_PHASES, phase_split, request_split
-from app.cli import main
 from app.graph import INDEX_JOB
+from memoria_bench.cli import bench
+from memoria_bench.corpus import SyntheticMemory
+from memoria_bench.ingest.hosted import stand_in_vector
+from memoria_bench.ingest.jobs import JobRow, JobWatch
+from memoria_bench.ingest.load import StoreSample, batch_bodies
+from memoria_bench.ingest.split import SPLIT_COLUMNS, STORE_PHASES, phase_split, request_split
 from tests.test_bench_corpus import write_sentences
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -107,9 +107,9 @@ def test_batches_hold_every_memory_once_in_order() -> None:
 def test_a_tiny_run_accounts_for_every_memory_job_and_phase(tmp_path: Path) -> None:
     out = tmp_path / "ingest.json"
     sentences = write_sentences(tmp_path / "sentences.txt")
-    args = ["bench", "ingest", "--memories", "200", "--batch", "50", "--concurrency", "2"]
+    args = ["ingest", "--memories", "200", "--batch", "50", "--concurrency", "2"]
     args += ["--sentences", str(sentences), "--json", str(out)]
-    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    result = CliRunner().invoke(bench, args, catch_exceptions=False)
     assert result.exit_code == 0, result.output
     report = json.loads(out.read_text())
 
@@ -155,9 +155,9 @@ def test_a_tiny_run_accounts_for_every_memory_job_and_phase(tmp_path: Path) -> N
 def test_with_the_hosted_stand_in_the_server_embeds_over_http_and_stores_every_vector(tmp_path: Path) -> None:
     out = tmp_path / "hosted.json"
     sentences = write_sentences(tmp_path / "sentences.txt")
-    args = ["bench", "ingest", "--memories", "100", "--batch", "50", "--warmup-batches", "0"]
+    args = ["ingest", "--memories", "100", "--batch", "50", "--warmup-batches", "0"]
     args += ["--hosted-embedder-ms", "5", "--sentences", str(sentences), "--json", str(out)]
-    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    result = CliRunner().invoke(bench, args, catch_exceptions=False)
     assert result.exit_code == 0, result.output
     report = json.loads(out.read_text())
     assert report["served"]["embeddings"] == "hosted stand-in answering after 5 ms"

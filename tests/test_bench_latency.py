@@ -17,22 +17,22 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from app.auth.service import create_user
-from app.bench.config import BenchConfig
-from app.bench.corpus import generate_memories, load_pool
-from app.bench.latency.bulk import INDEXES, bulk_store
-from app.bench.latency.hnsw import TIE_EPSILON, score_query
-from app.bench.latency.http import SPLIT_COLUMNS, request_body, request_split
-from app.bench.latency.load import index_concepts, memory_in, store_corpus
-from app.bench.latency.schedule import QueryFeed, blocks, paired_blocks
-from app.bench.latency.scopes import live_counts
-from app.bench.latency.targets import ratios_to_lexical, target_checks
-from app.cli import main
 from app.core.stats import latency_summary
 from app.db import create_database
 from app.db.plans import plan_summary
 from app.embeddings import LocalEmbedder
 from app.memories.service import MemoryService
 from app.settings import Settings
+from memoria_bench.cli import bench
+from memoria_bench.config import BenchConfig
+from memoria_bench.corpus import generate_memories, load_pool
+from memoria_bench.latency.bulk import INDEXES, bulk_store
+from memoria_bench.latency.hnsw import TIE_EPSILON, score_query
+from memoria_bench.latency.http import SPLIT_COLUMNS, request_body, request_split
+from memoria_bench.latency.load import index_concepts, memory_in, store_corpus
+from memoria_bench.latency.schedule import QueryFeed, blocks, paired_blocks
+from memoria_bench.latency.scopes import live_counts
+from memoria_bench.latency.targets import ratios_to_lexical, target_checks
 from tests.test_bench_corpus import write_sentences
 
 
@@ -252,9 +252,9 @@ def _small_run(
     requests, queries, concurrency and warm-up); its output and its JSON report."""
     out = tmp_path / "latency.json"
     sentences = write_sentences(tmp_path / "sentences.txt")
-    args = ["bench", "latency", "--memories", "300", "--namespaces", "3", *options]
+    args = ["latency", "--memories", "300", "--namespaces", "3", *options]
     args += ["--sentences", str(sentences), "--json", str(out)]
-    result = CliRunner().invoke(main, args, env=env, catch_exceptions=False)
+    result = CliRunner().invoke(bench, args, env=env, catch_exceptions=False)
     assert result.exit_code == 0, result.output
     report: dict[str, Any] = json.loads(out.read_text())
     return result.output, report

@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 from aiohttp import web
 
-from app.bench.latency.http import http_latency
-from app.bench.latency.schedule import FUSED_MODES, WARMUP
-from app.bench.latency.scopes import Scope
+from memoria_bench.latency.http import http_latency
+from memoria_bench.latency.schedule import FUSED_MODES, WARMUP
+from memoria_bench.latency.scopes import Scope
 
 SCOPE = Scope("big", "bench-main", 1, 100)
 TIMED = 4  # timed texts per fused mode

@@ -11,9 +11,12 @@ from typing import Any
 from rich.console import Console
 
 from app.auth.service import create_user
-from app.bench.config import BenchConfig
-from app.bench.modes import MODE_WEIGHTS
-from app.bench.quality import (
+from app.db import create_database
+from app.embeddings import LocalEmbedder
+from app.settings import Settings
+from memoria_bench.config import BenchConfig
+from memoria_bench.modes import MODE_WEIGHTS
+from memoria_bench.quality import (
     Benchmark,
     Query,
     bench_quality,
@@ -24,9 +27,6 @@ from app.bench.quality import (
     read_benchmark,
     summarise,
 )
-from app.db import create_database
-from app.embeddings import LocalEmbedder
-from app.settings import Settings
 
 ROWS = [
     ("f1", "conv-a", "Caroline adopted a grey cat named Pixel last spring."),

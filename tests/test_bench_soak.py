@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from app.bench.soak.load import RECALL, STORE, Sample
-from app.bench.soak.outage import outage
-from app.bench.soak.report import rss_growth, targets
-from app.cli import main
+from memoria_bench.cli import bench
+from memoria_bench.soak.load import RECALL, STORE, Sample
+from memoria_bench.soak.outage import outage
+from memoria_bench.soak.report import rss_growth, targets
 from tests.test_bench_corpus import write_sentences
 
 
@@ -55,10 +55,10 @@ def test_memory_growth_is_counted_from_the_end_of_the_warm_up() -> None:
 @pytest.mark.e2e
 def test_a_short_soak_on_a_real_server_loses_nothing_and_reports_every_minute(tmp_path: Path) -> None:
     out = tmp_path / "soak.json"
-    args = ["bench", "soak", "--minutes", "0.25", "--clients", "2", "--preload", "20", "--warmup", "3"]
+    args = ["soak", "--minutes", "0.25", "--clients", "2", "--preload", "20", "--warmup", "3"]
     args += ["--sentences", str(write_sentences(tmp_path / "sentences.txt")), "--json", str(out)]
     args += ["--data-dir", str(tmp_path / "pgdata")]
-    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    result = CliRunner().invoke(bench, args, catch_exceptions=False)
     report = json.loads(out.read_text())
     assert result.exit_code == 0, result.output
     assert report["acknowledged"] > 20 and report["lost_writes"] == 0 and report["errors"] == 0

@@ -26,9 +26,9 @@ import asyncpg
 import pytest
 from click.testing import CliRunner
 
-from app.bench.serve import served_api
 from app.cli.capture_commands import capture as capture_cli
 from app.core.net import free_port
+from memoria_bench.serve import served_api
 from memoria_hook_client import state
 from memoria_hook_client.capture_worker import CURSOR_MAX_AGE_S, main
 from memoria_hook_client.spool import load

@@ -28,8 +28,8 @@ from typing import Any
 import httpx
 import pytest
 
-import app.bench.serve as serve_module
-from app.bench.serve import ServedApi, served_api
+import memoria_bench.serve as serve_module
+from memoria_bench.serve import ServedApi, served_api
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, Text, ToolUse
 from tests.test_claude_code_mcp import CLAUDE_TIMEOUT_S, MEMORIA, claude_binary
 

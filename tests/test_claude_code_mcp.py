@@ -27,7 +27,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.bench.serve import REPO_ROOT, served_api
+from memoria_bench.serve import REPO_ROOT, served_api
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, Text, ToolUse
 
 pytestmark = pytest.mark.e2e

@@ -496,7 +496,7 @@ def test_bench_hook_reports_percentiles(memoria: Memoria, tmp_path: Path) -> Non
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    rows = {row["measure"]: row for row in json.loads(out.read_text())}
+    rows = {row["measure"]: row for row in json.loads(out.read_text())["rows"]}
     assert set(rows) == {"http endpoint", "command hook, server up", "command hook, server down"}
     assert rows["http endpoint"]["note"] == "injected 4"
     assert rows["command hook, server up"]["note"] == "injected 4"

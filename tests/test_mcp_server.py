@@ -17,10 +17,10 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from app.auth.service import create_key, get_or_create_user
-from app.bench.mcp import McpBenchOptions, mcp_session, measure
-from app.bench.serve import served_api
 from app.db.urls import with_database
 from app.mcp.tools import TOOLS, definitions_text
+from memoria_bench.mcp import McpBenchOptions, mcp_session, measure
+from memoria_bench.serve import served_api
 from tests.conftest import TEMPLATE_DB
 
 pytestmark = pytest.mark.e2e

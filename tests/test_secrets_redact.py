@@ -1,7 +1,7 @@
 """Credential detection and redaction: every kind found whole, look-alikes left alone, placeholders
 numbered per memory.
 
-The credentials are generated from a seeded RNG in the providers' formats (`app.bench.secrets.corpus`),
+The credentials are generated from a seeded RNG in the providers' formats (`memoria_bench.secrets.corpus`),
 so no literal secret sits in this file.
 """
 
@@ -12,8 +12,9 @@ import random
 import pytest
 
 from app.auth.keys import generate_key
-from app.bench.secrets.corpus import ALNUM, GENERATORS, TEMPLATES, build_corpus
 from app.secrets import KINDS, Detector, placeholders_in, redact, redact_all, secrets_of
+from memoria_bench.secrets.alphabet import ALNUM
+from memoria_bench.secrets.corpus import GENERATORS, TEMPLATES, build_corpus
 
 KINDS_GENERATED = sorted(GENERATORS)
 

@@ -10,11 +10,11 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from app.bench.latency.http import SEQUENTIAL_PHASES, median_split, request_split
 from app.core.timing import RequestTimings, parse_server_timing, record, timed
 from app.embeddings import LocalEmbedder
 from app.factory import create_app
 from app.settings import Settings
+from memoria_bench.latency.http import SEQUENTIAL_PHASES, median_split, request_split
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 Commands are adapters: they load settings once (`app.cli.config.settings`), reach the database
 through `app.cli.config.database`, and call domain services; no domain code imports them.
+Commands from outside the app (the benchmarks) are entry points, added on demand (`app.cli.plugins`).
 """
 
 from __future__ import annotations
@@ -10,8 +11,10 @@ import logging
 
 import click
 
+from app.cli.plugins import PluginGroup
 
-@click.group()
+
+@click.group(cls=PluginGroup)
 @click.option("-v", "--verbose", is_flag=True, help="Log more.")
 def main(verbose: bool) -> None:
     """Memoria: hybrid-search memory for AI agents."""
@@ -23,20 +26,18 @@ def main(verbose: bool) -> None:
 
 def _register() -> None:
     from app.cli import admin
-    from app.cli.bench import bench
     from app.cli.capture_commands import capture
     from app.cli.client import COMMANDS as CLIENT_COMMANDS
     from app.cli.embeddings import embeddings
     from app.cli.graph import graph
-    from app.cli.hooks import bench_hook, hook
+    from app.cli.hooks import hook
     from app.cli.mcp import mcp
     from app.cli.promote import promote
     from app.cli.secrets import secrets
 
-    for command in (*admin.COMMANDS, *CLIENT_COMMANDS, bench, capture, graph, embeddings, hook, mcp, secrets):
+    for command in (*admin.COMMANDS, *CLIENT_COMMANDS, capture, graph, embeddings, hook, mcp, secrets):
         main.add_command(command)
     main.add_command(promote)
-    bench.add_command(bench_hook)
 
 
 _register()

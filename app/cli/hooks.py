@@ -1,6 +1,6 @@
-"""`memoria hook …` (the command hooks; install or remove them in Claude Code settings) and
-`memoria bench hook` (what the hook adds to each prompt). The logic lives in `app.hooks` (the
-installer) and `memoria_hook_client` (the hooks themselves).
+"""`memoria hook …`: the command hooks; install or remove them in Claude Code settings. The logic
+lives in `app.hooks` (the installer) and `memoria_hook_client` (the hooks themselves); `memoria bench
+hook`, what the hook adds to each prompt, is in `memoria_bench`.
 
 The console script sends `memoria hook <user-prompt-submit|session-start|capture|flush>` to
 `memoria_hook_client.command` before this package is even imported (`app.entry`); the click
@@ -10,21 +10,17 @@ same help text.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
 from typing import cast, get_args
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from app.cli.config import settings
 from app.client.api import api_key
 from app.client.settings import ClientSettings
 from app.hooks import install as setup
-from app.hooks.bench import COLUMNS, BenchFailed, bench_hook_latency
 from app.hooks.key_check import excess_scopes_warning, key_grant
 from memoria_hook_client.command import HELP, SUBCOMMANDS
 from memoria_hook_client.command import main as run_command_hook
@@ -296,40 +292,3 @@ def hook_uninstall(scope: str, project_dir: Path | None, settings_file: Path | N
         f"{'removed the' if removed else 'no'} Memoria hooks {'from' if removed else 'in'} {path}{gone}",
         err=True,
     )
-
-
-@click.command("hook")
-@click.option("--url", help="Server base URL (default: MEMORIA_CLIENT__URL).")
-@click.option("--key", help="API key (default: MEMORIA_CLIENT__API_KEY or the key file).")
-@click.option("--namespace", help="Recall from this namespace (default: the one of --cwd, worked out here).")
-@click.option("--cwd", default=os.getcwd, show_default="current directory", help="The session's directory.")
-@click.option("--runs", type=click.IntRange(2, 10_000), default=30, show_default=True)
-@click.option("--warmup", type=click.IntRange(0, 100), default=3, show_default=True)
-@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON.")
-def bench_hook(
-    url: str | None,
-    key: str | None,
-    namespace: str | None,
-    cwd: str,
-    runs: int,
-    warmup: int,
-    json_out: Path | None,
-) -> None:
-    """p50/p95 of the hook endpoint and of the command hook process, server up and down."""
-    client = settings().client
-    url = (url or client.url).rstrip("/")
-    namespace = namespace or namespace_for_cwd(cwd, client.namespace_map, client.default_namespace)
-    try:
-        rows = bench_hook_latency(url, key or api_key(client), cwd, namespace, runs, warmup)
-    except BenchFailed as exc:
-        raise click.ClickException(str(exc)) from exc
-    table = Table(title=f"memoria bench hook: {url}")
-    for column in COLUMNS:
-        table.add_column(column, justify="left" if column in ("measure", "note") else "right")
-    for row in rows:
-        table.add_row(*(str(row[column]) for column in COLUMNS))
-    Console().print(table)
-    sys.stdout.flush()
-    if json_out is not None:
-        json_out.write_text(json.dumps(rows, indent=2) + "\n")
-        click.echo(f"wrote {json_out}", err=True)

@@ -1,6 +1,0 @@
-"""`memoria bench secrets`: credential detection on a seeded corpus of credentials and look-alikes."""
-
-from app.bench.secrets.corpus import Case, Corpus, build_corpus
-from app.bench.secrets.run import SecretsBenchOptions, bench_secrets, print_report
-
-__all__ = ["Case", "Corpus", "SecretsBenchOptions", "bench_secrets", "build_corpus", "print_report"]

@@ -1,0 +1,204 @@
+"""`memoria bench extraction`, `quality` and `latency`: what recall finds, and what it and the concept
+extraction cost, each on a scratch database loaded through the real store path."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from app.cli import config
+from app.embeddings import build_embedder
+from memoria_bench.cli.common import (
+    DATA_OPTION,
+    JSON_OPTION,
+    SENTENCES_OPTION,
+    bench_config,
+    count_label,
+    run_on_scratch,
+    save_report,
+    sentences_file,
+)
+from memoria_bench.scratch import scratch_database, scratch_server
+
+
+@click.command("extraction")
+@DATA_OPTION
+@click.option("--corpus", type=click.Choice(["turns", "facts"]), default="turns", show_default=True)
+@click.option("--limit", default=1000, show_default=True, help="Memories to time.")
+@JSON_OPTION
+def extraction(data: Path, corpus: str, limit: int, json_out: Path | None) -> None:
+    """Per-memory cost of concept extraction, alone and with its database writes."""
+    from memoria_bench.extraction import bench_extraction
+
+    report = run_on_scratch(
+        lambda sections, embedder, db, user_id: bench_extraction(
+            sections, embedder, db, user_id, data, corpus, limit
+        )
+    )
+    click.echo(json.dumps(report, indent=2))
+    save_report(report, json_out, f"{data.name}-{corpus}")
+
+
+@click.command("quality")
+@DATA_OPTION
+@click.option(
+    "--corpus",
+    type=click.Choice(["turns", "facts"]),
+    help="Which memories to load; default: facts if the folder has them (LoCoMo), else turns (LongMemEval).",
+)
+@JSON_OPTION
+@click.option(
+    "--graph-weights",
+    default="",
+    help="Comma-separated graph-leg weights to sweep, e.g. 0.25,0.5,1,2: each adds a system "
+    "all@graph=<w>, compared with lexical+dense.",
+)
+@click.option(
+    "--leg-depths",
+    default="",
+    help="Comma-separated leg depths to try, e.g. 30,40: each adds a system all@depth=<d>, every leg "
+    "reading d candidates, compared with all at the configured depth.",
+)
+def quality(
+    data: Path, corpus: str | None, json_out: Path | None, graph_weights: str, leg_depths: str
+) -> None:
+    """Load a corpus through the real store path into a scratch database and score recall in each
+    mode: lexical, dense, graph, lexical+dense and all (every leg, the configured defaults), and all
+    fused by normalised scores instead of ranks."""
+    from memoria_bench.quality import bench_quality, print_report
+
+    corpus = corpus or ("facts" if (data / "facts.jsonl").is_file() else "turns")
+    for needed in (f"{corpus}.jsonl", f"qrels_{corpus}.jsonl", "queries.jsonl"):
+        if not (data / needed).is_file():
+            raise click.BadParameter(f"{data} has no {needed}", param_hint="--data/--corpus")
+
+    try:
+        sweep = [float(w) for w in graph_weights.split(",") if w.strip()]
+    except ValueError as exc:
+        raise click.BadParameter(f"not a list of numbers: {graph_weights!r}") from exc
+    try:
+        depths = [int(d) for d in leg_depths.split(",") if d.strip()]
+        if any(not 1 <= d <= 1000 for d in depths):
+            raise ValueError(leg_depths)
+    except ValueError as exc:
+        raise click.BadParameter(
+            f"whole numbers from 1 to 1000: {leg_depths!r}", param_hint="--leg-depths"
+        ) from exc
+    report = run_on_scratch(
+        lambda sections, embedder, db, user_id: bench_quality(
+            sections, embedder, db, user_id, data, corpus, sweep, depths
+        )
+    )
+    print_report(report, Console(width=140))
+    save_report(report, json_out, f"{data.name}-{corpus}")
+
+
+@click.command("latency")
+@click.option("--memories", type=click.IntRange(min=1), default=100_000, show_default=True)
+@click.option(
+    "--namespaces",
+    type=click.IntRange(min=1),
+    default=10,
+    show_default=True,
+    help="Half the memories go to the first, the rest spread Zipf-like over the others.",
+)
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Keep the embedded PostgreSQL here, so a re-run skips loading.",
+)
+@click.option(
+    "--requests",
+    type=click.IntRange(min=1),
+    default=300,
+    show_default=True,
+    help="Measured requests per mode, scope and concurrency.",
+)
+@click.option("--concurrency", default="1,8", show_default=True, help="Comma-separated levels.")
+@click.option(
+    "--hnsw-queries",
+    type=click.IntRange(min=1),
+    default=1000,
+    show_default=True,
+    help="Queries for the HNSW recall@10 (fewer widen its confidence interval).",
+)
+@SENTENCES_OPTION
+@click.option(
+    "--concepts",
+    is_flag=True,
+    help="Also extract the concept graph, as the store route does (slow on big corpora).",
+)
+@click.option(
+    "--bulk",
+    is_flag=True,
+    help="Load with COPY: the store path's checks, the model in large batches, the vector and text "
+    "indexes built after a big load (for a million memories); concepts as the store route indexes them.",
+)
+@click.option(
+    "--cache-warmup",
+    type=click.IntRange(min=0),
+    default=300,
+    show_default=True,
+    help="Untimed recalls per scope first, so a just-started PostgreSQL has its pages in memory.",
+)
+@click.option(
+    "--mid-scope",
+    is_flag=True,
+    help="Also time the biggest of the other namespaces (a smaller share of the corpus): its "
+    "text matches are read namespace by namespace, the big scope's table-wide.",
+)
+@click.option("--explain", "show_plans", is_flag=True, help="Print the EXPLAIN ANALYZE plans in full.")
+@JSON_OPTION
+def latency(
+    memories: int,
+    namespaces: int,
+    data_dir: Path | None,
+    requests: int,
+    concurrency: str,
+    hnsw_queries: int,
+    sentences: Path | None,
+    concepts: bool,
+    bulk: bool,
+    cache_warmup: int,
+    mid_scope: bool,
+    show_plans: bool,
+    json_out: Path | None,
+) -> None:
+    """Load a realistic corpus through the real store path; print recall latency (modes lexical,
+    lexical+dense and all, every leg) and HNSW recall@10."""
+    from memoria_bench.latency import LatencyOptions, bench_latency, print_report
+
+    try:
+        levels = tuple(int(level) for level in concurrency.split(","))
+        if min(levels) < 1:
+            raise ValueError(concurrency)
+    except ValueError as exc:
+        raise click.BadParameter("integers ≥ 1, comma-separated: 1,8", param_hint="--concurrency") from exc
+    corpus = sentences_file(sentences)
+    options = LatencyOptions(
+        memories=memories,
+        namespaces=namespaces,
+        requests=requests,
+        concurrency=levels,
+        hnsw_queries=hnsw_queries,
+        sentences=corpus,
+        concepts=concepts,
+        bulk=bulk,
+        cache_warmup=cache_warmup,
+        mid_scope=mid_scope,
+    )
+    settings = config.settings()
+    embedder = build_embedder(settings.embeddings)
+    with (
+        scratch_server(settings.database.embedded_shared_buffers, data_dir) as admin_url,
+        scratch_database(admin_url, embedder.dimension, name="bench_latency") as (url, _),
+    ):
+        report = asyncio.run(
+            bench_latency(url, bench_config(settings), embedder, options, Console(stderr=True))
+        )
+    print_report(report, Console(), show_plans)
+    save_report(report, json_out, f"{count_label(memories)}-memories")

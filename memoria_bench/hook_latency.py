@@ -1,0 +1,159 @@
+"""What the auto-recall hook adds to each prompt, measured from the outside (`memoria bench hook`).
+
+Three figures, each a different question:
+
+- the HTTP hook endpoint (what an `http` hook costs): one POST per prompt on a fresh connection,
+  the worst case (Claude Code may not reuse connections), so connection setup is counted;
+- the command hook process with the server up (what a `command` hook costs): spawn, Python
+  start-up, the POST, output, exit, exactly the command `memoria hook install --mode command` writes;
+- the command hook with the server down: how much a dead server costs each prompt (fail-open path).
+
+Every prompt is different, also from earlier runs', because the server caches query vectors and a
+repeated prompt would measure the cache. Point `--url`/`--key`/`--namespace` at any server, e.g. a
+100k-memory one. The command itself (options, output) is `memoria_bench.cli.hook`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shlex
+import subprocess
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from app.core.net import free_port
+from app.core.stats import latency_summary
+from app.hooks.install import command_hook
+from app.hooks.routes import OUTCOME_HEADER
+from memoria_hook_client.command import HOOK_PATH
+from memoria_hook_client.environment import ENV_API_KEY, ENV_HOOK_BUDGET, ENV_HOOK_LOG
+
+#: The columns of each measured row, in order.
+COLUMNS = ("measure", "runs", "p50_ms", "p95_ms", "max_ms", "note")
+
+
+class BenchFailed(Exception):
+    """The server is not there, not ready, or the hook process failed; the message says which."""
+
+
+TOPICS = [
+    "How do we deploy the service to production",
+    "Which database migrations still need a review",
+    "What did we decide about the frontend package manager",
+    "Why does the nightly integration test fail",
+    "Where are the credentials for the staging cluster documented",
+    "What is the release process for a hotfix",
+    "How should new API endpoints be versioned",
+    "Who owns the billing service on-call rotation",
+]
+
+
+def prompts(count: int) -> list[str]:
+    """Distinct from each other and from any earlier run's (the server's query cache outlives a run)."""
+    salt = secrets.token_hex(4)
+    return [f"{TOPICS[i % len(TOPICS)]} (question {i} of {salt})?" for i in range(count)]
+
+
+def event(prompt: str, cwd: str) -> dict[str, Any]:
+    return {
+        "session_id": "bench",
+        "transcript_path": os.devnull,
+        "cwd": cwd,
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": prompt,
+    }
+
+
+def latency_row(measure: str, millis: list[float], note: str) -> dict[str, Any]:
+    """One row of the hook bench's table: what was measured, its latency percentiles, the outcomes."""
+    stats = latency_summary(millis)
+    return {
+        "measure": measure,
+        "runs": len(millis),
+        "p50_ms": round(stats["p50"], 1),
+        "p95_ms": round(stats["p95"], 1),
+        "max_ms": round(stats["max"], 1),
+        "note": note,
+    }
+
+
+def timed(work: Callable[[], str], runs: int, warmup: int) -> tuple[list[float], Counter[str]]:
+    outcomes: Counter[str] = Counter()
+    millis: list[float] = []
+    for i in range(warmup + runs):
+        start = time.perf_counter()
+        outcome = work()
+        elapsed = (time.perf_counter() - start) * 1000
+        if i >= warmup:
+            millis.append(elapsed)
+            outcomes[outcome] += 1
+    return millis, outcomes
+
+
+def bench_endpoint(
+    url: str, key: str, cwd: str, namespace: str | None, runs: int, warmup: int
+) -> dict[str, Any]:
+    texts = iter(prompts(runs + warmup))
+    params = {"namespace": namespace} if namespace else {}
+    headers = {"Authorization": f"Bearer {key}", "Connection": "close"}
+    with httpx.Client(base_url=url, timeout=10) as http:
+
+        def once() -> str:
+            response = http.post(HOOK_PATH, json=event(next(texts), cwd), params=params, headers=headers)
+            response.raise_for_status()
+            outcome: str = response.headers.get(OUTCOME_HEADER, "?")
+            return outcome.split(":")[0]
+
+        millis, outcomes = timed(once, runs, warmup)
+    return latency_row("http endpoint", millis, _describe(outcomes))
+
+
+def bench_process(
+    name: str, url: str, key: str, cwd: str, namespace: str | None, runs: int, warmup: int, log: Path
+) -> dict[str, Any]:
+    argv = shlex.split(command_hook(url, namespace)["command"])
+    env = {**os.environ, ENV_API_KEY: key, ENV_HOOK_LOG: str(log)}
+    env.pop(ENV_HOOK_BUDGET, None)
+    texts = iter(prompts(runs + warmup))
+
+    def once() -> str:
+        payload = json.dumps(event(next(texts), cwd)).encode()
+        done = subprocess.run(argv, input=payload, capture_output=True, env=env, timeout=30, check=False)
+        if done.returncode != 0:
+            raise BenchFailed(f"the command hook exited {done.returncode}: {done.stderr[-300:]!r}")
+        return "injected" if done.stdout.strip() else "empty"
+
+    millis, outcomes = timed(once, runs, warmup)
+    return latency_row(name, millis, _describe(outcomes))
+
+
+def _describe(outcomes: Counter[str]) -> str:
+    return ", ".join(f"{name} {count}" for name, count in outcomes.most_common())
+
+
+def bench_hook_latency(
+    url: str, key: str, cwd: str, namespace: str | None, runs: int, warmup: int
+) -> list[dict[str, Any]]:
+    """The three rows: the endpoint, the command hook with the server up, and with it down."""
+    try:
+        ready = httpx.get(f"{url}/readyz", timeout=5)
+    except httpx.HTTPError as exc:
+        raise BenchFailed(f"cannot reach Memoria at {url}: {exc}") from exc
+    if ready.status_code != 200:
+        raise BenchFailed(f"Memoria at {url} is not ready: {ready.text[:200]}")
+    with tempfile.TemporaryDirectory() as scratch:
+        log = Path(scratch) / "hook.log"
+        down = f"http://127.0.0.1:{free_port()}"
+        return [
+            bench_endpoint(url, key, cwd, namespace, runs, warmup),
+            bench_process("command hook, server up", url, key, cwd, namespace, runs, warmup, log),
+            bench_process("command hook, server down", down, key, cwd, namespace, runs, warmup, log),
+        ]

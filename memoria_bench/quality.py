@@ -1,0 +1,296 @@
+"""`memoria bench quality`: recall quality on a LoCoMo-format folder, through the real store and recall.
+
+Systems are recall modes (`memoria_bench.modes`), not copies of the SQL: request leg weights that switch
+legs off with a weight of 0, and `all`, the configured defaults. A `--graph-weights` sweep adds
+`all@graph=<w>` systems, each compared with `lexical+dense`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from app.db import Database
+from app.embeddings import Embedder
+from app.graph import GraphIndexer
+from app.memories.schemas import MemoryIn
+from app.memories.service import MemoryService
+from app.recall.schemas import LegWeights, RecallRequest
+from app.recall.service import RecallService
+from memoria_bench.config import BenchConfig
+from memoria_bench.modes import ALL, DENSE, LEXICAL, LEXICAL_DENSE, MODE_WEIGHTS
+
+METRICS = ("recall@5", "recall@10", "ndcg@10", "mrr", "session@10")
+#: Every mode is a system; a graph-weight sweep adds more.
+SYSTEMS: dict[str, LegWeights | None] = dict(MODE_WEIGHTS)
+#: Every leg at the defaults, fused by normalised scores instead of ranks (`MEMORIA_RECALL__FUSION`).
+SCORE_FUSION = f"{ALL}@fusion=scores"
+#: The paired differences the report gives a bootstrap CI for (better, other).
+PAIRS = ((LEXICAL_DENSE, LEXICAL), (LEXICAL_DENSE, DENSE), (ALL, LEXICAL_DENSE), (ALL, SCORE_FUSION))
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    query_id: str
+    namespace: str
+    text: str
+    stratum: str
+    relevant: frozenset[str]
+
+
+@dataclass(slots=True)
+class Benchmark:
+    """One corpus of a LoCoMo-format folder (memory rows) with the queries that have evidence in it."""
+
+    rows: list[dict[str, Any]]
+    queries: list[Query]
+    memory_to_docs: dict[int, set[str]] = field(default_factory=lambda: defaultdict(set))
+
+    def session_of(self) -> dict[str, str]:
+        """Each document's session, as `<namespace>/<session>` (sessions are named per namespace); a
+        row without one is in none."""
+        return {
+            row["id"]: f"{row['namespace']}/{row['session']}"
+            for row in self.rows
+            if row.get("session") is not None
+        }
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    with path.open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def read_benchmark(data: Path, corpus: str) -> Benchmark:
+    """`<corpus>.jsonl`, its qrels and the queries with at least one relevant document."""
+    rows = _read_jsonl(data / f"{corpus}.jsonl")
+    qrels = {r["query_id"]: frozenset(r["relevant_ids"]) for r in _read_jsonl(data / f"qrels_{corpus}.jsonl")}
+    queries = [
+        Query(q["query_id"], q["namespace"], q["text"], q["stratum"], qrels[q["query_id"]])
+        for q in _read_jsonl(data / "queries.jsonl")
+        if qrels.get(q["query_id"])
+    ]
+    return Benchmark(rows=rows, queries=queries)
+
+
+def query_metrics(
+    ranked_docs: Sequence[frozenset[str]],
+    relevant: frozenset[str],
+    session_of: Mapping[str, str] | None = None,
+) -> dict[str, float]:
+    """Binary-relevance metrics for one query; each ranked item may stand for several documents.
+
+    `session@10` is session-level recall, as LoCoMo session-level figures are published: 1 when any
+    of the query's evidence sessions is the session of one of the top 10 hits (0 without sessions).
+    """
+
+    def recall_at(k: int) -> float:
+        found = set().union(*ranked_docs[:k]) & relevant if ranked_docs[:k] else set()
+        return len(found) / len(relevant)
+
+    gains = [1.0 if docs & relevant else 0.0 for docs in ranked_docs[:10]]
+    dcg = sum(g / math.log2(i + 2) for i, g in enumerate(gains))
+    ideal = sum(1.0 / math.log2(i + 2) for i in range(min(len(relevant), 10)))
+    first = next((i for i, g in enumerate(gains) if g), None)
+    return {
+        "recall@5": recall_at(5),
+        "recall@10": recall_at(10),
+        "ndcg@10": dcg / ideal if ideal else 0.0,
+        "mrr": 1.0 / (first + 1) if first is not None else 0.0,
+        "session@10": session_recall(ranked_docs[:10], relevant, session_of or {}),
+    }
+
+
+def session_recall(
+    ranked_docs: Sequence[frozenset[str]], relevant: frozenset[str], session_of: Mapping[str, str]
+) -> float:
+    """1.0 when a hit comes from one of the evidence sessions."""
+    evidence = {session_of[doc] for doc in relevant if doc in session_of}
+    found = {session_of[doc] for docs in ranked_docs for doc in docs if doc in session_of}
+    return 1.0 if evidence & found else 0.0
+
+
+def paired_bootstrap_ci(
+    a: Sequence[float], b: Sequence[float], draws: int = 10_000, seed: int = 7
+) -> tuple[float, float]:
+    """95% CI of mean(a - b), resampling queries with replacement."""
+    diff = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    if diff.size == 0:
+        return (0.0, 0.0)
+    rng = np.random.default_rng(seed)
+    means = diff[rng.integers(0, diff.size, size=(draws, diff.size))].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return (round(float(low), 4), round(float(high), 4))
+
+
+def fit_content_limit(config: BenchConfig, benchmark: Benchmark) -> BenchConfig:
+    """The configuration with `max_content_chars` raised to the corpus's longest row: the benchmark
+    measures recall over the data as given (one LongMemEval turn is 5,425 characters), not the
+    store's size limit, which answers a longer memory with a 422."""
+    longest = max((len(row["content"]) for row in benchmark.rows), default=0)
+    if longest <= config.memories.max_content_chars:
+        return config
+    return replace(config, memories=config.memories.model_copy(update={"max_content_chars": longest}))
+
+
+async def load_into(
+    benchmark: Benchmark,
+    memories: MemoryService,
+    user_id: int,
+    graph: GraphIndexer | None = None,
+    progress: Progress | None = None,
+) -> None:
+    """Store every row through the real store path (and concept extraction, as the API does after
+    each store), recording which memory holds which document."""
+    task = progress.add_task("storing", total=len(benchmark.rows)) if progress else None
+    for start in range(0, len(benchmark.rows), 100):
+        chunk = benchmark.rows[start : start + 100]
+        items = [MemoryIn(content=row["content"], namespace=row["namespace"]) for row in chunk]
+        results = await memories.store(user_id, items)
+        for row, result in zip(chunk, results, strict=True):
+            benchmark.memory_to_docs[result.id].add(row["id"])
+        if graph is not None:
+            # the graph indexes by internal id; the store answers public ones
+            stored = await memories.internal_ids([r.id for r in results if not r.duplicate])
+            await graph.index(stored, fresh=True)
+        if progress and task is not None:
+            progress.advance(task, len(chunk))
+
+
+async def run_system(
+    benchmark: Benchmark, recall: RecallService, user_id: int, weights: LegWeights | None
+) -> list[dict[str, float]]:
+    per_query = []
+    session_of = benchmark.session_of()
+    for query in benchmark.queries:
+        response = await recall.recall(
+            user_id, RecallRequest(query=query.text, namespace=query.namespace, limit=10, weights=weights)
+        )
+        ranked = [frozenset(benchmark.memory_to_docs.get(hit.id, ())) for hit in response.results]
+        per_query.append(query_metrics(ranked, query.relevant, session_of))
+    return per_query
+
+
+def summarise(
+    benchmark: Benchmark,
+    per_system: Mapping[str, list[dict[str, float]]],
+    name: str,
+    pairs: Sequence[tuple[str, str]] = PAIRS,
+) -> dict[str, Any]:
+    """Mean metrics per system, overall and per stratum, and paired CIs of the R@10 differences for
+    every stratum the queries carry."""
+    strata = sorted({q.stratum for q in benchmark.queries})
+
+    def mean_of(rows: list[dict[str, float]], idx: list[int]) -> dict[str, float]:
+        return {m: round(float(np.mean([rows[i][m] for i in idx])), 4) if idx else 0.0 for m in METRICS}
+
+    everyone = list(range(len(benchmark.queries)))
+    by_stratum = {s: [i for i, q in enumerate(benchmark.queries) if q.stratum == s] for s in strata}
+    systems = {
+        system: {
+            "overall": mean_of(rows, everyone),
+            "by_stratum": {s: mean_of(rows, idx) for s, idx in by_stratum.items()},
+        }
+        for system, rows in per_system.items()
+    }
+    paired: dict[str, Any] = {}
+    for best, other in pairs:
+        if best not in per_system or other not in per_system:
+            continue
+        a, b = per_system[best], per_system[other]
+
+        def ci(idx: list[int], a: list[dict[str, float]] = a, b: list[dict[str, float]] = b) -> list[float]:
+            return list(
+                paired_bootstrap_ci([a[i]["recall@10"] for i in idx], [b[i]["recall@10"] for i in idx])
+            )
+
+        paired[pair_name(best, other)] = {
+            "overall": {"recall@10": ci(everyone)},
+            "by_stratum": {s: {"recall@10": ci(idx)} for s, idx in by_stratum.items()},
+        }
+    return {"corpus": name, "queries": len(benchmark.queries), "systems": systems, "paired_ci": paired}
+
+
+def pair_name(best: str, other: str) -> str:
+    """`lexical+dense - lexical`: spaced, since a mode name may itself hold a `+`."""
+    return f"{best} - {other}"
+
+
+def print_report(report: dict[str, Any], console: Console) -> None:
+    table = Table(title=f"recall quality — corpus {report['corpus']} ({report['queries']} queries)")
+    for column in ("system", "stratum", *METRICS):
+        table.add_column(column, justify="left" if column in ("system", "stratum") else "right")
+    for system, figures in report["systems"].items():
+        table.add_row(system, "overall", *(f"{figures['overall'][m]:.3f}" for m in METRICS))
+        for stratum, values in figures["by_stratum"].items():
+            table.add_row("", stratum, *(f"{values[m]:.3f}" for m in METRICS))
+    console.print(table)
+    ci_table = Table(title="paired bootstrap 95% CI of the R@10 difference (10,000 draws)")
+    ci_table.add_column("pair")
+    ci_table.add_column("overall", justify="right")
+    strata = sorted(next(iter(report["paired_ci"].values()))["by_stratum"]) if report["paired_ci"] else []
+    for stratum in strata:
+        ci_table.add_column(stratum, justify="right")
+    for pair, figures in report["paired_ci"].items():
+        cells = [figures["overall"]["recall@10"]]
+        cells += [figures["by_stratum"].get(s, {}).get("recall@10") for s in strata]
+        ci_table.add_row(pair, *(f"[{c[0]:+.3f}, {c[1]:+.3f}]" if c else "" for c in cells))
+    console.print(ci_table)
+
+
+async def bench_quality(
+    config: BenchConfig,
+    embedder: Embedder,
+    db: Database,
+    user_id: int,
+    data: Path,
+    corpus_name: str,
+    graph_weights: Sequence[float] = (),
+    leg_depths: Sequence[int] = (),
+) -> dict[str, Any]:
+    """Every mode's figures; each of `graph_weights` adds `all@graph=<w>` (against lexical+dense),
+    each of `leg_depths` adds `all@depth=<d>`, every leg reading `d` candidates instead of the
+    configured `leg_depth` (against all: what a shallower, cheaper statement costs in quality)."""
+    benchmark = read_benchmark(data, corpus_name)
+    config = fit_content_limit(config, benchmark)
+    console = Console(stderr=True)
+    with Progress(console=console, transient=True) as progress:
+        await load_into(
+            benchmark,
+            config.memory_service(db, embedder),
+            user_id,
+            config.graph_indexer(db, embedder),
+            progress,
+        )
+    # Planner statistics, as autovacuum leaves them on a live system: the lexical leg reads its
+    # common lexemes from them, so every run must see them.
+    await db.write.execute("ANALYZE memories, concepts, memory_concepts, concept_edges")
+    systems = dict(SYSTEMS)
+    pairs = list(PAIRS)
+    for weight in graph_weights:
+        systems[f"{ALL}@graph={weight:g}"] = LegWeights(graph=weight)
+        pairs.append((f"{ALL}@graph={weight:g}", LEXICAL_DENSE))
+    recall = config.recall_service(db, embedder)
+    per_system = {name: await run_system(benchmark, recall, user_id, w) for name, w in systems.items()}
+    by_scores = replace(config, recall=config.recall.model_copy(update={"fusion": "scores"}))
+    per_system[SCORE_FUSION] = await run_system(
+        benchmark, by_scores.recall_service(db, embedder), user_id, MODE_WEIGHTS[ALL]
+    )
+    for depth in leg_depths:
+        shallow = replace(config, recall=config.recall.model_copy(update={"leg_depth": depth}))
+        name = f"{ALL}@depth={depth}"
+        per_system[name] = await run_system(
+            benchmark, shallow.recall_service(db, embedder), user_id, MODE_WEIGHTS[ALL]
+        )
+        pairs.append((name, ALL))
+    return summarise(benchmark, per_system, corpus_name, pairs)
