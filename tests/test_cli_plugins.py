@@ -88,9 +88,11 @@ def test_the_bench_entry_point_loads_the_bench_group_with_its_hook_and_report_co
         assert f"  {command} " in result.output
 
 
-def test_the_distribution_ships_the_app_without_the_bench_or_its_dependencies() -> None:
+def test_the_image_and_the_runtime_dependencies_leave_the_bench_out() -> None:
     pyproject = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    assert pyproject["tool"]["setuptools"]["packages"]["find"]["include"] == ["app*"]
+    ignored = (REPO_ROOT / ".dockerignore").read_text(encoding="utf-8").split()
+    assert "memoria_bench" in ignored
+    assert "memoria_bench" not in (REPO_ROOT / "Dockerfile").read_text(encoding="utf-8")
     runtime = " ".join(pyproject["project"]["dependencies"])
     extras = pyproject["project"]["optional-dependencies"]
     assert "aiohttp" not in runtime
