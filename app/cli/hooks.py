@@ -25,7 +25,7 @@ from app.hooks.key_check import excess_scopes_warning, key_grant
 from memoria_hook_client.command import HELP, SUBCOMMANDS
 from memoria_hook_client.command import main as run_command_hook
 from memoria_hook_client.environment import ENV_API_KEY
-from memoria_hook_client.namespace import git_root, namespace_for_cwd
+from memoria_hook_client.namespace import git_root
 
 _SHORT_HELP = {
     "user-prompt-submit": "The UserPromptSubmit hook: recall for the prompt on stdin.",

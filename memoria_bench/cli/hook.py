@@ -13,9 +13,9 @@ from rich.table import Table
 
 from app.cli import config
 from app.client.api import api_key
-from memoria_hook_client.namespace import namespace_for_cwd
 from memoria_bench.cli.common import save_report
 from memoria_bench.hook_latency import COLUMNS, BenchFailed, bench_hook_latency
+from memoria_hook_client.namespace import namespace_for_cwd
 
 
 @click.command("hook")
