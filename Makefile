@@ -10,11 +10,14 @@ VENDOR := app/ui/static/vendor/cytoscape.esm.min.mjs
 .PHONY: run test lint docs venv clean
 
 $(STAMP): pyproject.toml
+	@echo "First use (or pyproject.toml changed): creating $(VENV) and installing Memoria's dependencies"
+	@echo "(PyTorch, ONNX Runtime, an embedded PostgreSQL...). This takes a few minutes, once."
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
+	@echo "$(VENV) is ready."
 
 venv: $(STAMP)
 

@@ -215,7 +215,7 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
                     "apiKey": SecurityScheme(
                         type="http",
                         scheme="bearer",
-                        description="`memoria keys create --user NAME` prints a key",
+                        description="`memoria keys create --user NAME --create-user` prints a key",
                     )
                 }
             ),

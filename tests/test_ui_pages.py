@@ -120,6 +120,15 @@ async def test_a_wrong_key_shows_the_form_again_with_an_alert(client: Client) ->
     assert answer.status_code == 401
     assert 'role="alert"' in answer.text and "does not work" in answer.text
     assert "memoria_session=" not in answer.headers.get("set-cookie", "")
+    alert = answer.text.split('role="alert"')[1].split("</p>")[0]
+    assert "`" not in alert, "the command is rendered as code, not in literal backticks"
+    assert "<code>memoria keys create --user NAME --create-user</code>" in alert
+
+
+async def test_the_signin_page_names_a_command_that_creates_a_key_for_a_new_user(client: Client) -> None:
+    page = (await client.get("/signin")).text
+    assert "<code>memoria keys create --user NAME --create-user</code> prints one" in page
+    assert "`" not in page
 
 
 async def test_signing_in_without_the_forms_token_is_refused(client: Client, alice_key: str) -> None:
@@ -261,6 +270,22 @@ async def test_add_edit_forget_undo_and_purge(
     assert purged.status_code == 303
     assert await conn.fetchval("SELECT count(*) FROM memories") == 0
     assert (await client.get(f"/memories/{memory_id}")).status_code == 404
+
+
+async def test_the_date_filters_and_times_are_iso_8601_utc_not_the_browsers_locale(
+    client: Client, alice_key: str
+) -> None:
+    csrf = await sign_in(client, alice_key)
+    await add_memory(client, csrf, "Dates are written the ISO way")
+    page = (await client.get("/memories?since=2020-01-31")).text
+    assert 'type="date"' not in page and "datetime-local" not in page
+    since = page[page.index('id="f-since"') :].split(">")[0]
+    assert 'value="2020-01-31"' in since and 'placeholder="YYYY-MM-DD"' in since
+    assert "From (UTC)" in page and "To (UTC)" in page
+    shown = re.search(r'<time datetime="([^"]+)">([^<]+)</time>', page)
+    assert shown is not None
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z", shown[1])
+    assert shown[2] == shown[1][:16] + "Z"
 
 
 async def test_the_list_filters_and_pages(client: Client, alice_key: str, app: Litestar) -> None:
@@ -512,5 +537,5 @@ async def test_the_namespaces_page_counts_live_memories_episodes_and_concepts(
         "SELECT max(m.created_at) FROM memories m JOIN namespaces n ON n.id = m.namespace_id "
         "WHERE n.name = 'ops' AND m.deleted_at IS NULL"
     )
-    assert newest.strftime("%Y-%m-%d %H:%M") in row  # when the newest live item (the episode) came
+    assert newest.strftime(">%Y-%m-%dT%H:%MZ<") in row  # when the newest live item (the episode) came, in UTC
     assert "Nothing shared" in page

@@ -18,7 +18,7 @@ from rich.markup import escape
 
 from app.cli.config import settings
 from app.client.api import Api, RequestFailed
-from app.client.render import console, err_console, memory_table, print_json, recall_table
+from app.client.render import console, err_console, memory_lines, memory_table, print_json, recall_table
 from app.client.settings import ClientSettings
 from app.client.transfer import count_memories, export_memories, import_memories
 from app.hooks import install as hook_setup
@@ -140,7 +140,7 @@ def list_memories(
     include_sensitive: bool,
     as_json: bool,
 ) -> None:
-    """List memories, newest first."""
+    """List memories, newest first: a table on a terminal, tab-separated lines when piped."""
     params: dict[str, Any] = {
         "namespace": list(namespace) or None,
         "category": category,
@@ -156,8 +156,11 @@ def list_memories(
     if as_json:
         for item in items:
             click.echo(json.dumps(item, ensure_ascii=False))
-    elif items:
+    elif items and console().is_terminal:
         console().print(memory_table(items))
+    elif items:
+        for line in memory_lines(items):
+            click.echo(line)
     else:
         console().print("no memories")
 

@@ -1,4 +1,8 @@
-"""Rich tables for people; plain JSON for scripts (`--json`)."""
+"""Rich tables for people; tab-separated lines when piped; plain JSON for scripts (`--json`).
+
+Ids are what `forget ID` and `promote ID` take, so every table prints them whole: the id column never
+wraps or shrinks, and the content column is the one that gives way to a narrow terminal.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 
 def console() -> Console:
@@ -52,7 +57,7 @@ def recall_table(result: dict[str, Any], explain: bool) -> Table:
         table.add_column("fused", justify="right")
     if several:
         table.add_column("namespace")
-    table.add_column("id", justify="right")
+    table.add_column("id", justify="right", no_wrap=True)
     table.add_column("content", overflow="fold")
     for rank, hit in enumerate(hits, 1):
         why = hit.get("explain") or {}
@@ -71,21 +76,49 @@ def recall_table(result: dict[str, Any], explain: bool) -> Table:
     return table
 
 
+def _when(item: dict[str, Any]) -> str:
+    return str(item["created_at"])[:16].replace("T", " ")
+
+
+def _one_line(content: str) -> str:
+    return " ".join(content.split())
+
+
 def memory_table(items: Sequence[dict[str, Any]]) -> Table:
+    """One row per memory on one line where the terminal allows: id and date never shrink, the
+    content is cut with an ellipsis first, then namespace, category and tags fold onto more lines."""
     table = Table(pad_edge=False)
-    table.add_column("id", justify="right")
-    table.add_column("namespace")
-    table.add_column("category")
-    table.add_column("tags")
+    table.add_column("id", justify="right", no_wrap=True)
+    table.add_column("namespace", overflow="fold")
+    table.add_column("category", overflow="fold")
+    table.add_column("tags", overflow="fold")
     table.add_column("created", no_wrap=True)
-    table.add_column("content", overflow="ellipsis", no_wrap=True, max_width=80)
+    table.add_column("content")
     for item in items:
         table.add_row(
             str(item["id"]),
             item["namespace"],
             item.get("category") or "",
             ",".join(item.get("tags") or []),
-            str(item["created_at"])[:16].replace("T", " "),
-            escape(" ".join(item["content"].split())),
+            _when(item),
+            Text(_one_line(item["content"]), no_wrap=True, overflow="ellipsis"),
         )
     return table
+
+
+def memory_lines(items: Sequence[dict[str, Any]]) -> list[str]:
+    """The table's columns tab-separated, one memory a line and nothing cut: what a pipe gets
+    (`memoria list | cut -f1`), where no terminal width says how much room there is."""
+    return [
+        "\t".join(
+            (
+                str(item["id"]),
+                item["namespace"],
+                item.get("category") or "",
+                ",".join(item.get("tags") or []),
+                _when(item),
+                _one_line(item["content"]),
+            )
+        )
+        for item in items
+    ]

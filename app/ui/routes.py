@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ from litestar.plugins.jinja import JinjaTemplateEngine
 from litestar.static_files import create_static_files_router
 from litestar.template.config import TemplateConfig
 from litestar.types import ControllerRouterHandler
+from markupsafe import Markup
 
 from app.middleware import UI_OPT
 from app.ui.pages.concepts import concept_graph, concept_page, concepts_page
@@ -32,8 +33,14 @@ the venv. A checkout has it in `static/vendor/` instead (`.ci/ui-assets.sh`, run
 
 
 def _when(value: datetime | None) -> str:
-    """A timestamp as a person reads it, in UTC (the page says so)."""
-    return value.strftime("%Y-%m-%d %H:%M") if value is not None else "—"
+    """A timestamp in ISO 8601 UTC to the minute (`2026-11-24T13:31Z`), as the API and the CLI
+    write them, never in the browser's locale; the `<time>` element carries it to the second."""
+    if value is None:
+        return "—"
+    utc = value.astimezone(UTC)
+    return Markup('<time datetime="{}">{}</time>').format(
+        utc.isoformat(timespec="seconds").replace("+00:00", "Z"), utc.strftime("%Y-%m-%dT%H:%MZ")
+    )
 
 
 def template_config() -> TemplateConfig[JinjaTemplateEngine]:

@@ -48,8 +48,10 @@ def _signin_form(
     *,
     status_code: int = 200,
     error: str = "",
+    suggest_key: bool = False,
 ) -> Template:
-    """The form with a fresh double-submit token (its cookie lives ten minutes)."""
+    """The form with a fresh double-submit token (its cookie lives ten minutes); `suggest_key`
+    follows the error with the command that creates a key (the template writes it as code)."""
     token = secrets.token_urlsafe(32)
     response = page(
         request,
@@ -59,6 +61,7 @@ def _signin_form(
         signin_token=token,
         next=safe_next(next_path),
         error=error,
+        suggest_key=suggest_key,
     )
     response.cookies.append(_cookie(request, settings, SIGNIN_CSRF_COOKIE, token, 600))
     return response
@@ -96,8 +99,8 @@ async def signin(request: UiRequest) -> Template | Redirect:
             settings,
             next_path,
             status_code=401,
-            error="That key does not work: it is unknown, revoked or expired. "
-            "Create one with `memoria keys create --user NAME`.",
+            error="That key does not work: it is unknown, revoked or expired.",
+            suggest_key=True,
         )
     except TooManyRequests as exc:
         return _signin_form(
@@ -109,7 +112,8 @@ async def signin(request: UiRequest) -> Template | Redirect:
             settings,
             next_path,
             status_code=403,
-            error="This key lacks the `read` scope the web UI needs.",
+            error="This key lacks the read scope the web UI needs.",
+            suggest_key=True,
         )
     token = await start_session(request.app.state.db.write, user.key_id, settings.session_hours * 3600)
     response = see_other(safe_next(next_path))
