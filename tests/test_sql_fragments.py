@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from app.db.queries import compile_named, expand, named_parameters, parse
+from app.db.queries import compile_named, expand, named_parameters, parse, with_shared_fragments
+from app.graph import browse
+from app.hooks.start_context import START_CONTEXT
+from app.memories import sql as memory_sql
+from app.recall.sql import recall_sql
 
 FILE = """-- notes about the file, no query
 
@@ -64,3 +70,25 @@ def test_a_fragment_using_itself_is_refused() -> None:
 def test_a_name_given_twice_is_refused() -> None:
     with pytest.raises(ValueError, match="twice"):
         parse("-- name: q\nSELECT 1\n-- fragment: q()\n1\n")
+
+
+def _read_paths() -> dict[str, str]:
+    """Every query that answers memories to a reader, as PostgreSQL gets it."""
+    return {
+        "recall": recall_sql(),
+        "session start": with_shared_fragments(START_CONTEXT),
+        "list (and export, which pages through it)": with_shared_fragments(memory_sql.LIST_MEMORIES),
+        "get": with_shared_fragments(memory_sql.GET_MEMORY),
+        "graph browse": with_shared_fragments(browse._CONCEPT_MEMORIES),
+    }
+
+
+def test_every_read_path_says_which_memories_a_reader_may_see_with_the_one_fragment() -> None:
+    # each liveness check is the `visible` fragment expanded (its first line, then its second):
+    # hiding another class of memory from every reader is one edit of app/db/fragments.sql
+    visible = re.compile(r"m\.deleted_at IS NULL\n\s*AND \(m\.is_sensitive = false OR [^()]+\)")
+    for path, sql in _read_paths().items():
+        assert "{{" not in sql, path
+        uses = len(visible.findall(sql))
+        assert uses >= 1, path
+        assert sql.count("deleted_at IS NULL") == uses, path

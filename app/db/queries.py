@@ -164,6 +164,13 @@ def load_queries(package: str, name: str) -> dict[str, str]:
     return expanded
 
 
+@cache
+def with_shared_fragments(sql: str) -> str:
+    """`sql` (a query written in Python, `$n` parameters and all) with the shared fragments'
+    markers expanded: for the read paths whose queries are not in a `.sql` file yet."""
+    return expand(sql, shared_fragments())
+
+
 def fragment_text(name: str, *args: str, package: str = SHARED[0], file: str = SHARED[1]) -> str:
     """Fragment `name` of a file applied to `args` and expanded, as a query using it holds it."""
     fragments = shared_fragments() | _read(package, file).fragments

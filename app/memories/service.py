@@ -35,6 +35,7 @@ from pgvector import HalfVector
 from app.core import timing
 from app.core.time import as_utc
 from app.db import Database
+from app.db.queries import with_shared_fragments
 from app.embeddings import Embedded, Embedder, EmbeddingError, guarded
 from app.embeddings.backfill import embedding_job
 from app.errors import ApiError, Conflict, InvalidInput, NotFound
@@ -471,7 +472,9 @@ class MemoryService:
         return jobs
 
     async def get(self, user_id: int, memory_id: int, include_deleted: bool = False) -> Memory:
-        row = await self._db.write.fetchrow(sql.GET_MEMORY, memory_id, user_id, include_deleted)
+        row = await self._db.write.fetchrow(
+            with_shared_fragments(sql.GET_MEMORY), memory_id, user_id, include_deleted
+        )
         if row is None:
             raise NotFound(f"memory {memory_id} not found")
         return _memory(row)
@@ -486,7 +489,7 @@ class MemoryService:
         )
         after_at, after_id = decode_cursor(cursor) if cursor else (None, None)
         rows = await self._db.write.fetch(
-            sql.LIST_MEMORIES,
+            with_shared_fragments(sql.LIST_MEMORIES),
             user_id,
             ns_ids,
             filters.category,

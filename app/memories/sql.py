@@ -111,7 +111,7 @@ SELECT id, public_id FROM memories WHERE namespace_id = $1 AND content_hash = $2
 GET_MEMORY = f"""
 SELECT {MEMORY_COLUMNS}
 FROM memories m JOIN ({seen_namespaces("$2")}) n ON n.id = m.namespace_id
-WHERE m.public_id = $1 AND (m.deleted_at IS NULL OR ($3 AND n.owned))
+WHERE m.public_id = $1 AND ({{{{ visible(m, true) }}}} OR ($3 AND n.owned))
 """
 
 # Keyset pagination over (created_at, id) descending: stable under concurrent inserts. Without
@@ -138,8 +138,7 @@ WHERE (CASE WHEN $2::bigint[] IS NULL THEN n.owned ELSE n.id = ANY($2) END)
   AND ($4::text[] IS NULL OR (CASE WHEN $5 THEN m.tags @> $4 ELSE m.tags && $4 END))
   AND ($6::timestamptz IS NULL OR m.created_at >= $6)
   AND ($7::timestamptz IS NULL OR m.created_at < $7)
-  AND (m.deleted_at IS NULL OR ($8 AND n.owned))
-  AND (NOT m.is_sensitive OR $9)
+  AND ({{{{ visible(m, $9) }}}} OR ($8 AND n.owned AND (NOT m.is_sensitive OR $9)))
   AND ($10::timestamptz IS NULL OR (m.created_at, m.id) < ($10, (SELECT id FROM page_after)))
   AND ($13::text IS NULL OR m.kind = $13)
   AND ($14::bool IS NULL OR m.pinned = $14)
