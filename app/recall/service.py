@@ -23,7 +23,7 @@ from app.graph import query_concept_names
 from app.graph.settings import GraphSettings
 from app.namespaces import resolve_scope, shared_address, validate_namespace_name
 from app.recall.ef_search import ef_search_for
-from app.recall.legs import LegPlan
+from app.recall.legs import LEG_NAMES, LEGS, LegPlan
 from app.recall.lexemes import CommonLexemes
 from app.recall.schemas import (
     EffectiveSettings,
@@ -232,11 +232,13 @@ class RecallService:
         """After the whole statement ran out of time: the plan with the lexical leg alone (the
         cheap one: no vector index, no graph walk) and the legs as the answer reports them, or None
         when that would not be cheaper or the request has too little time left to try it."""
-        dropped = [leg for leg in ("dense", "graph") if plan.runs(leg)]
+        dropped = [leg for leg in LEG_NAMES if leg != "lexical" and plan.runs(leg)]
         left = deadline.remaining()
         if not plan.runs("lexical") or not dropped or (left is not None and left < MIN_FALLBACK_S):
             return None
-        lexical = replace(plan, wanted={"lexical": plan.wanted["lexical"], "dense": 0.0, "graph": 0.0})
+        lexical = replace(
+            plan, wanted={leg: w if leg == "lexical" else 0.0 for leg, w in plan.wanted.items()}
+        )
         why = "unavailable: statement timeout"
         return lexical, {**plan.legs, **dict.fromkeys(dropped, why)}
 
@@ -329,15 +331,13 @@ class RecallService:
     ) -> None:
         """Into the recall metrics: the time since `started`, per leg the returned hits it ranked,
         and whether the answer is short for a big scope (one counted at the small-scope threshold or more)."""
-        lexical = dense = graph = 0
-        for row in rows:
-            lexical += row["lexical_rank"] is not None
-            dense += row["dense_rank"] is not None
-            graph += row["graph_rank"] is not None
+        leg_hits: dict[str, int] = {
+            leg.name: sum(row[leg.rank_column] is not None for row in rows) for leg in LEGS
+        }
         filters = request.filters
         self._metrics.record(
             time.perf_counter() - started,
-            (lexical, dense, graph),
+            leg_hits,
             results=len(rows),
             limit=request.limit,
             scope_at_least=0 if small_scope else self._scope_sizes.threshold,
