@@ -9,7 +9,7 @@ import pytest
 from app.db.queries import compile_named, expand, named_parameters, parse, with_shared_fragments
 from app.graph import browse
 from app.hooks.start_context import START_CONTEXT
-from app.memories import sql as memory_sql
+from app.memories import queries as memory_queries
 from app.recall.sql import recall_sql
 
 FILE = """-- notes about the file, no query
@@ -77,8 +77,8 @@ def _read_paths() -> dict[str, str]:
     return {
         "recall": recall_sql(),
         "session start": with_shared_fragments(START_CONTEXT),
-        "list (and export, which pages through it)": with_shared_fragments(memory_sql.LIST_MEMORIES),
-        "get": with_shared_fragments(memory_sql.GET_MEMORY),
+        "list (and export, which pages through it)": memory_queries.ListMemories.statement(),
+        "get": memory_queries.GetMemory.statement(),
         "graph browse": with_shared_fragments(browse._CONCEPT_MEMORIES),
     }
 

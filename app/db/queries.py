@@ -15,10 +15,13 @@ notes; so are the comment lines that open a fragment. A query (or a fragment) us
 `{{ f(x, y) }}`: the marker is replaced by the fragment's text, in which each parameter, as a whole
 word outside literals and comments, becomes its argument (a table alias, a `:name` parameter, a
 constant); continuation lines take the marker's indentation, so the expanded text still reads as
-written. Fragments may use fragments. Every file
+written. A line `-- uses: package/file.sql` among the notes brings that file's fragments in too
+(another domain's rules, e.g. which namespaces a user reaches). Fragments may use fragments. Every file
 also sees the fragments of `app/db/fragments.sql`, the rules shared by every domain (the memory a
 reader may see). The expansion is plain PostgreSQL with the query's `:name` parameters; `compile_named`
-then numbers them `$n` for asyncpg. Files are read on first use, never at import.
+then numbers them `$n` for asyncpg. `NamedQuery` is the base of a query's typed arguments: one
+dataclass per query, one field per parameter, in the order the expanded query first uses them.
+Files are read on first use, never at import.
 """
 
 from __future__ import annotations
@@ -26,15 +29,19 @@ from __future__ import annotations
 import re
 import textwrap
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import cache
 from importlib.resources import files
+from typing import Any, ClassVar, TypeAlias, cast
+
+import asyncpg
 
 # A `:name` parameter, or text in which a colon is no parameter: string literals, quoted
 # identifiers, comments and `::` casts (matched first, so that they are skipped whole).
 _TOKENS = re.compile(
     r"""'(?:[^']|'')*'|"(?:[^"]|"")*"|--[^\n]*|/\*.*?\*/|::|:([A-Za-z_][A-Za-z0-9_]*)""", re.DOTALL
 )
+_USES = re.compile(r"^-- uses: *([A-Za-z_][\w.]*)/(\S+\.sql) *$", re.MULTILINE)
 _HEADER = re.compile(r"^-- (name|fragment): *([A-Za-z_][A-Za-z0-9_]*) *(?:\(([^)]*)\))? *$", re.MULTILINE)
 # `{{ f(args) }}`; an argument may hold parentheses, one level deep (`numnode(q.strict_q) > 0`).
 _MARKER = re.compile(r"\{\{ *([A-Za-z_][A-Za-z0-9_]*) *\(((?:[^()]|\([^()]*\))*)\) *\}\}")
@@ -94,6 +101,7 @@ class SqlFile:
 
     queries: dict[str, str]
     fragments: dict[str, Fragment]
+    uses: tuple[tuple[str, str], ...] = ()
 
 
 def parse(text: str) -> SqlFile:
@@ -101,6 +109,8 @@ def parse(text: str) -> SqlFile:
     queries: dict[str, str] = {}
     fragments: dict[str, Fragment] = {}
     headers = list(_HEADER.finditer(text))
+    notes = text[: headers[0].start()] if headers else text
+    uses = tuple((m[1], m[2]) for m in _USES.finditer(notes))
     for header, following in zip(headers, [*headers[1:], None], strict=True):
         kind, name, params = header[1], header[2], header[3]
         body = text[header.end() : following.start() if following else len(text)]
@@ -112,7 +122,7 @@ def parse(text: str) -> SqlFile:
         else:
             names = tuple(p.strip() for p in params.split(",")) if params and params.strip() else ()
             fragments[name] = Fragment(names, _without_notes(body))
-    return SqlFile(queries, fragments)
+    return SqlFile(queries, fragments, uses)
 
 
 def _without_notes(body: str) -> str:
@@ -156,7 +166,10 @@ def load_queries(package: str, name: str) -> dict[str, str]:
     """The named queries of `name` (a file shipped in `package`), fragments expanded, `:name`
     parameters kept; read on first use. A marker left unexpanded is an error, not a query."""
     sql_file = _read(package, name)
-    fragments = shared_fragments() | sql_file.fragments
+    fragments = shared_fragments()
+    for used in sql_file.uses:
+        fragments |= _read(*used).fragments
+    fragments |= sql_file.fragments
     expanded = {query: expand(text, fragments) for query, text in sql_file.queries.items()}
     for query, text in expanded.items():
         if "{{" in text:
@@ -175,3 +188,49 @@ def fragment_text(name: str, *args: str, package: str = SHARED[0], file: str = S
     """Fragment `name` of a file applied to `args` and expanded, as a query using it holds it."""
     fragments = shared_fragments() | _read(package, file).fragments
     return expand(fragments[name].applied(args), fragments)
+
+
+Executor: TypeAlias = asyncpg.Connection | asyncpg.Pool
+
+
+class NamedQuery:
+    """Base of a named query's arguments: subclasses are frozen dataclasses naming the query
+    (`SQL_FILE`, `QUERY`) whose fields, in the order the query first uses each parameter, number
+    its `:name`s `$1..$n`. A test holds each class to its query: same names, same order, and the
+    Python types of what PostgreSQL infers."""
+
+    SQL_FILE: ClassVar[tuple[str, str]]
+    QUERY: ClassVar[str]
+
+    @classmethod
+    def statement(cls) -> str:
+        """The query as asyncpg runs it (expanded, `$n` numbered), compiled once."""
+        package, name = cls.SQL_FILE
+        return _statement(package, name, cls.QUERY, tuple(cls.parameter_names()))
+
+    @classmethod
+    def parameter_names(cls) -> list[str]:
+        return [f.name for f in fields(cast(Any, cls))]
+
+    def values(self) -> tuple[object, ...]:
+        """The arguments in `$n` order."""
+        return tuple(getattr(self, name) for name in self.parameter_names())
+
+    async def fetch(self, conn: Executor) -> list[asyncpg.Record]:
+        rows: list[asyncpg.Record] = await conn.fetch(self.statement(), *self.values())
+        return rows
+
+    async def fetchrow(self, conn: Executor) -> asyncpg.Record | None:
+        return await conn.fetchrow(self.statement(), *self.values())
+
+    async def fetchval(self, conn: Executor) -> Any:
+        return await conn.fetchval(self.statement(), *self.values())
+
+    async def execute(self, conn: Executor) -> str:
+        status: str = await conn.execute(self.statement(), *self.values())
+        return status
+
+
+@cache
+def _statement(package: str, name: str, query: str, order: tuple[str, ...]) -> str:
+    return compile_named(load_queries(package, name)[query], order)
