@@ -1,10 +1,11 @@
 """The recall legs, registered once, and which of them one recall runs.
 
-`LEGS` is the one list of legs: the statement's weights (`w_<name>`) and explain columns
-(`<name>_rank`), the default weights, the metrics' `leg` label, the UI's weight fields and badges,
-the MCP rendering and the bench's modes are all derived from it. A new leg is its CTE in recall.sql
-(a fragment), an entry here with its weight setting, and the `RecallArgs`/`LegWeights`/explain
-fields its name implies.
+`LEGS` is the one list of legs: the statement's weights (`w_<name>`, bound by the service) and
+explain columns (`<name>_rank`), the default weights, the metrics' `leg` label, the UI's weight
+fields and badges, the MCP rendering and the bench's modes are all derived from it. A new leg is
+its CTE in recall.sql (and its term in the fusion), an entry here, its weight setting, its
+`w_<name>` field in RecallArgs (app/recall/statement.py) and its `<name>` weight and `<name>_rank`
+explain fields in app/recall/schemas.py: five files; tests/test_recall_leg_registry.py checks them.
 
 Which legs one recall runs is decided once: the embedding, the statement's weights and the
 response's `legs` all read the same `LegPlan`, so they cannot disagree."""

@@ -8,6 +8,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import asyncpg
 from pgvector import HalfVector
@@ -275,7 +276,10 @@ class RecallService:
         kinds: list[str] | None = (
             list(filters.kinds) if filters.kinds and len(set(filters.kinds)) < 2 else None
         )
+        # each registered leg's weight binds its `w_<leg>` parameter
+        leg_weights: dict[str, Any] = {f"w_{leg}": weight for leg, weight in weights.items()}
         return RecallArgs(
+            **leg_weights,
             user_id=user_id,
             own_names=None if names is None else [name for name in names if shared_address(name) is None],
             share_owners=[owner for owner, _ in shared],
@@ -292,14 +296,11 @@ class RecallService:
             kinds=kinds,
             created_until=as_utc(filters.created_until),
             lexical_cap=self._settings.lexical_candidate_cap,
-            w_lexical=weights["lexical"],
             leg_depth=self._leg_depth(request.limit),
             query_vec=HalfVector(query_vec) if query_vec is not None else None,
-            w_dense=weights["dense"],
             small_scope=reads.small,
             embedding_model=self._embedder.model_id,
             rrf_k=self._settings.rrf_k,
-            w_graph=weights["graph"],
             graph_feedback_hits=graph.feedback_hits,
             graph_hub_min_doc_freq=graph.hub_min_doc_freq,
             graph_hub_fraction=graph.hub_fraction,
@@ -384,10 +385,8 @@ class RecallService:
             score=row["final_score"],
             kind=row["kind"],
             explain=HitExplanation(
+                **{leg.rank_column: row[leg.rank_column] for leg in LEGS},
                 kind=row["kind"],
-                lexical_rank=row["lexical_rank"],
-                dense_rank=row["dense_rank"],
-                graph_rank=row["graph_rank"],
                 graph_path=row["graph_path"],
                 lexical_score=row["lexical_score"],
                 dense_distance=row["dense_distance"],
