@@ -53,6 +53,11 @@ def test_an_argument_may_hold_parentheses_and_a_parameter_named_like_a_column_is
     assert expand("{{ f(lower(y), count(*) > 0) }}", fragments) == "x.a = lower(y) AND count(*) > 0"
 
 
+def test_a_parameter_named_like_a_type_leaves_casts_alone() -> None:
+    fragments = parse("-- fragment: f(text)\ntext = :name::text AND y::text = 'text'\n").fragments
+    assert expand("{{ f(m.title) }}", fragments) == "m.title = :name::text AND y::text = 'text'"
+
+
 def test_an_unknown_fragment_or_a_wrong_argument_count_is_refused() -> None:
     fragments = parse("-- fragment: f(a)\na\n").fragments
     with pytest.raises(ValueError, match="no fragment g"):

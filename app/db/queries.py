@@ -46,9 +46,10 @@ _HEADER = re.compile(r"^-- (name|fragment): *([A-Za-z_][A-Za-z0-9_]*) *(?:\(([^)
 # `{{ f(args) }}`; an argument may hold parentheses, one level deep (`numnode(q.strict_q) > 0`).
 _MARKER = re.compile(r"\{\{ *([A-Za-z_][A-Za-z0-9_]*) *\(((?:[^()]|\([^()]*\))*)\) *\}\}")
 # A word a fragment parameter may be, or text where it is none (as for `_TOKENS`, plus `:name`s,
-# whose names are the caller's, and qualified names after a dot).
+# whose names are the caller's, type names after a `::` cast, and qualified names after a dot).
 _WORDS = re.compile(
-    r"""'(?:[^']|'')*'|"(?:[^"]|"")*"|--[^\n]*|/\*.*?\*/|::|:[A-Za-z_]\w*|\.\w+|([A-Za-z_]\w*)""", re.DOTALL
+    r"""'(?:[^']|'')*'|"(?:[^"]|"")*"|--[^\n]*|/\*.*?\*/|::\s*[A-Za-z_]\w*|:[A-Za-z_]\w*|\.\w+|([A-Za-z_]\w*)""",
+    re.DOTALL,
 )
 SHARED = ("app.db", "fragments.sql")
 """The file whose fragments every `.sql` file may use."""
