@@ -60,7 +60,9 @@ def recall_text(hits: Sequence[RecallHit], degraded: bool, memory_chars: int, ma
         ]
         if hit.explain is not None:
             e = hit.explain
-            legs = [f"{leg} #{rank}" for leg in LEGS if (rank := getattr(e, leg.rank_column)) is not None]
+            legs = [
+                f"{leg.name} #{rank}" for leg in LEGS if (rank := getattr(e, leg.rank_column)) is not None
+            ]
             lines.append(
                 f"  why: {', '.join(legs) or 'no leg'}"
                 + (f" via {e.graph_path}" if e.graph_path else "")
