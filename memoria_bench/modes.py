@@ -9,7 +9,7 @@ configured defaults: every leg on. A figure labelled with a mode means the same 
 from __future__ import annotations
 
 from app.graph.settings import GraphSettings
-from app.recall.legs import LegPlan
+from app.recall.legs import LEG_NAMES, LegPlan
 from app.recall.schemas import LegWeights
 from app.recall.settings import RecallSettings
 
@@ -19,11 +19,16 @@ GRAPH = "graph"
 LEXICAL_DENSE = "lexical+dense"
 ALL = "all"
 
+
+def _only(*legs: str) -> LegWeights:
+    """Weights that run `legs` at their configured weights and every other leg not at all."""
+    return LegWeights(**{leg: 0.0 for leg in LEG_NAMES if leg not in legs})
+
+
+# One mode per leg alone (named after it), the two text legs fused, and every leg.
 MODE_WEIGHTS: dict[str, LegWeights | None] = {
-    LEXICAL: LegWeights(dense=0.0, graph=0.0),
-    DENSE: LegWeights(lexical=0.0, graph=0.0),
-    GRAPH: LegWeights(lexical=0.0, dense=0.0),
-    LEXICAL_DENSE: LegWeights(graph=0.0),
+    **{leg: _only(leg) for leg in LEG_NAMES},
+    LEXICAL_DENSE: _only(LEXICAL, DENSE),
     ALL: None,
 }
 

@@ -26,6 +26,7 @@ from pgvector import HalfVector
 from app.auth.service import create_user
 from app.db import create_database, read_only_transaction
 from app.db.plans import StatementTimer, walk_plan
+from app.db.queries import expand, fragment_text, parse, shared_fragments
 from app.embeddings import LocalEmbedder
 from app.memories.service import content_hash
 from app.recall.schemas import LegWeights, RecallRequest
@@ -154,8 +155,31 @@ async def test_postgres_reads_each_parameter_as_the_type_of_its_field(conn: asyn
     assert mismatched == {}
 
 
+async def test_postgres_prepares_the_expanded_statement_as_written(conn: asyncpg.Connection) -> None:
+    # what PostgreSQL holds is the expanded text itself: every fragment in place, no marker and no
+    # named parameter left, and each `$n` one RecallArgs field
+    statement = recall_statement()
+    assert "{{" not in statement and "}}" not in statement
+    assert named_parameters(statement) == []
+    await conn.execute(f"PREPARE expanded AS {statement}")
+    prepared = await conn.fetchval("SELECT statement FROM pg_prepared_statements WHERE name = 'expanded'")
+    assert prepared == f"PREPARE expanded AS {statement}"
+
+
+def test_every_copy_of_the_scope_rule_is_the_fragment_expanded() -> None:
+    # the rule is written once; each of its uses in the statement is that one text
+    in_scope = fragment_text("in_scope", "m", package="app.recall", file="recall.sql")
+    visible = fragment_text("visible", "m", ":include_sensitive::boolean")
+    flat = " ".join(recall_sql().split())
+    assert flat.count(" ".join(in_scope.split())) == 8  # three tiers twice, the ANN scan, the graph check
+    assert flat.count(" ".join(visible.split())) == 11  # and both exact-scan branches, and the by-id check
+    assert "deleted_at" not in flat.replace(" ".join(visible.split()), "")
+
+
 async def test_the_service_runs_recall_sql_as_shipped(db_url: str, embedder: LocalEmbedder) -> None:
-    shipped = StatementTimer(compile_named(SHIPPED.read_text(encoding="utf-8"), parameter_names()))
+    sql_file = parse(SHIPPED.read_text(encoding="utf-8"))
+    expanded = expand(sql_file.queries["recall"], shared_fragments() | sql_file.fragments)
+    shipped = StatementTimer(compile_named(expanded, parameter_names()))
     db = await create_database(db_url, DatabaseSettings(url=db_url, pool_min_size=1, pool_max_size=1))
     try:
         async with db.write.acquire() as conn:

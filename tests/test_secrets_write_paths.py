@@ -427,7 +427,7 @@ async def test_a_patch_raced_by_another_renumbers_under_the_lock_instead_of_clas
         assert first.json()["content"] == "token [secret:github-token#1] and [secret:aws-access-key#2]"
 
         service: MemoryService = client.app.state.memory_service
-        real_get = service.get
+        real_get = service.reads.get  # the read the update path makes first
         reads = 0
 
         async def stale_once(user_id: int, memory_id: int, include_deleted: bool = False) -> Memory:
@@ -435,7 +435,7 @@ async def test_a_patch_raced_by_another_renumbers_under_the_lock_instead_of_clas
             reads += 1
             return stale if reads == 1 else await real_get(user_id, memory_id, include_deleted)
 
-        monkeypatch.setattr(service, "get", stale_once)
+        monkeypatch.setattr(service.reads, "get", stale_once)
         second = await client.patch(
             url, json={"content": f"token [secret:github-token#1], bot {SLACK}"}, headers=alice
         )

@@ -9,11 +9,11 @@ histogram observation on a label child bound once, about a microsecond each.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Mapping
 from statistics import quantiles
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
-RECALL_LEGS = ("lexical", "dense", "graph")
 RECENT_RECALLS = 200
 HTTP_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 UNMATCHED_ROUTE = "unmatched"  # no route template: 404, or refused before routing
@@ -73,13 +73,15 @@ class RecallMetrics:
             registry=registry,
             buckets=_RECALL_BUCKETS,
         )
-        leg_hits = Counter(
+        self._leg_hits = Counter(
             "memoria_recall_leg_hits",
             "Returned recall hits each leg ranked (a hit found by two legs counts for both)",
             ["leg"],
             registry=registry,
         )
-        self._leg_hits = tuple(leg_hits.labels(leg) for leg in RECALL_LEGS)
+        # label children by leg, bound on first use: the legs are recall's (app/recall/legs.py),
+        # named by the caller, never listed in core
+        self._leg_children: dict[str, Counter] = {}
         self._results = Counter("memoria_recall_results", "Hits returned by recalls", registry=registry)
         self._degraded = Counter(
             "memoria_recall_degraded",
@@ -111,7 +113,7 @@ class RecallMetrics:
     def record(
         self,
         seconds: float,
-        leg_hits: tuple[int, int, int],
+        leg_hits: Mapping[str, int],
         *,
         results: int,
         limit: int,
@@ -119,11 +121,14 @@ class RecallMetrics:
         filtered: bool,
         degraded: bool,
     ) -> None:
-        """`leg_hits` in `RECALL_LEGS` order; `scope_at_least`: live memories the scope is known to
-        hold (0 when unknown)."""
+        """`leg_hits`: per leg (every leg, ranked hits or not), the returned hits it ranked;
+        `scope_at_least`: live memories the scope is known to hold (0 when unknown)."""
         self._duration.observe(seconds)
         self._recent.append(seconds)
-        for child, hits in zip(self._leg_hits, leg_hits, strict=True):
+        for leg, hits in leg_hits.items():
+            child = self._leg_children.get(leg)
+            if child is None:
+                child = self._leg_children[leg] = self._leg_hits.labels(leg)
             if hits:
                 child.inc(hits)
         self._results.inc(results)

@@ -12,6 +12,8 @@ from typing import Any, TypeAlias
 import asyncpg
 import msgspec
 
+from app.db.queries import with_shared_fragments
+
 Conn: TypeAlias = asyncpg.Pool | asyncpg.Connection
 
 _CONCEPT_COLUMNS = (
@@ -44,7 +46,7 @@ LIMIT $4
 _CONCEPT_MEMORIES = """
 SELECT m.public_id AS id, m.content, m.category, m.created_at
 FROM memory_concepts mc JOIN memories m ON m.id = mc.memory_id
-WHERE mc.concept_id = $1 AND m.deleted_at IS NULL AND NOT m.is_sensitive
+WHERE mc.concept_id = $1 AND {{ visible(m, false) }}
 ORDER BY m.created_at DESC, m.id DESC
 LIMIT $2
 """
@@ -154,7 +156,7 @@ async def search_concepts(
 
 async def concept_detail(conn: Conn, concept: asyncpg.Record, limit: int = 50) -> ConceptDetail:
     """An owned concept (`owned_concept`'s row) with the live, non-sensitive memories that mention it."""
-    memories = await conn.fetch(_CONCEPT_MEMORIES, concept["internal_id"], limit)
+    memories = await conn.fetch(with_shared_fragments(_CONCEPT_MEMORIES), concept["internal_id"], limit)
     return ConceptDetail(
         **{f: concept[f] for f in ConceptOut.__struct_fields__},
         memories=[ConceptMemory(id=m["id"], content=m["content"], category=m["category"]) for m in memories],

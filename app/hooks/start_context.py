@@ -25,6 +25,7 @@ from typing import Literal
 
 import asyncpg
 
+from app.db.queries import with_shared_fragments
 from app.namespaces import resolve_scope
 
 Source = Literal["startup", "resume", "clear", "compact"]
@@ -46,8 +47,7 @@ WITH pinned AS (
            row_number() OVER (ORDER BY m.importance DESC, m.created_at DESC, m.id DESC) AS position
     FROM memories m
     WHERE m.namespace_id = $1
-      AND m.deleted_at IS NULL
-      AND NOT m.is_sensitive
+      AND {{ visible(m, false) }}
       AND m.pinned
     ORDER BY m.importance DESC, m.created_at DESC, m.id DESC
     LIMIT $4
@@ -57,8 +57,7 @@ curated AS (
            row_number() OVER (ORDER BY m.importance DESC, m.created_at DESC, m.id DESC) AS position
     FROM memories m
     WHERE m.namespace_id = $1
-      AND m.deleted_at IS NULL
-      AND NOT m.is_sensitive
+      AND {{ visible(m, false) }}
       AND NOT m.pinned
       AND m.kind = 'memory'
     ORDER BY m.importance DESC, m.created_at DESC, m.id DESC
@@ -69,8 +68,7 @@ episodes AS (
            row_number() OVER (ORDER BY m.created_at DESC, m.id DESC) AS position
     FROM memories m
     WHERE m.namespace_id = $1
-      AND m.deleted_at IS NULL
-      AND NOT m.is_sensitive
+      AND {{ visible(m, false) }}
       AND NOT m.pinned
       AND m.kind = 'episode'
       AND (m.expires_at IS NULL OR m.expires_at > now())
@@ -164,7 +162,7 @@ async def session_start_context(
     async with pool.acquire() as conn:
         (scope,) = await resolve_scope(conn, user_id, [namespace])
         rows = await conn.fetch(
-            START_CONTEXT,
+            with_shared_fragments(START_CONTEXT),
             scope.id,
             plan.episodes,
             session_id,

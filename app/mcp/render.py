@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from app.memories.schemas import Memory, StoreResult
+from app.recall.legs import LEGS
 from app.recall.schemas import RecallHit
 
 
@@ -60,13 +61,7 @@ def recall_text(hits: Sequence[RecallHit], degraded: bool, memory_chars: int, ma
         if hit.explain is not None:
             e = hit.explain
             legs = [
-                f"{leg} #{rank}"
-                for leg, rank in (
-                    ("lexical", e.lexical_rank),
-                    ("dense", e.dense_rank),
-                    ("graph", e.graph_rank),
-                )
-                if rank is not None
+                f"{leg.name} #{rank}" for leg in LEGS if (rank := getattr(e, leg.rank_column)) is not None
             ]
             lines.append(
                 f"  why: {', '.join(legs) or 'no leg'}"

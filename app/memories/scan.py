@@ -25,9 +25,9 @@ from app.embeddings.backfill import embedding_job
 from app.errors import InvalidInput
 from app.graph import indexing_jobs, lock_graph, unlink_memories
 from app.jobs import JobQueue, JobSettings, NewJob
-from app.memories import sql
+from app.memories import queries as q
 from app.memories.redaction import TEXT_FIELDS, RedactedFields, check_stored_bounds, redact_fields
-from app.memories.service import content_hash
+from app.memories.writing import content_hash
 from app.secrets import SealedSecret, Vault, insert_sealed
 
 
@@ -63,7 +63,7 @@ class Scanner:
         report = ScanReport()
         after = 0
         while True:
-            rows = await self._pool.fetch(sql.SCAN_BATCH, after, batch_size)
+            rows = await q.ScanBatch(after_id=after, limit=batch_size).fetch(self._pool)
             if not rows:
                 return report
             after = rows[-1]["id"]
@@ -80,7 +80,7 @@ class Scanner:
         jobs: list[NewJob] = []
         async with self._pool.acquire() as conn, conn.transaction():
             await lock_graph(conn, {row["namespace_id"] for row in candidates})
-            locked = await conn.fetch(sql.SCAN_LOCK, [row["id"] for row in candidates])
+            locked = await q.ScanLock(memory_ids=[row["id"] for row in candidates]).fetch(conn)
             changes = [(row, result) for row in locked if (result := _redacted(row)) is not None]
             fitting = []
             for row, result in changes:
@@ -96,19 +96,20 @@ class Scanner:
                 new_hash = content_hash(fields["content"])
                 twin = None
                 if not row["deleted"]:
-                    twin = await conn.fetchval(sql.LIVE_TWIN, row["namespace_id"], new_hash, row["id"])
-                await conn.execute(
-                    sql.REDACT_STORED,
-                    row["id"],
-                    fields["content"],
-                    fields["category"],
-                    fields["tags"],
-                    fields["expanded_keywords"],
-                    fields["source"],
-                    fields["metadata"],
-                    new_hash,
-                    twin is not None,
-                )
+                    twin = await q.LiveTwin(
+                        namespace_id=row["namespace_id"], content_hash=new_hash, memory_id=row["id"]
+                    ).fetchval(conn)
+                await q.RedactStored(
+                    content=fields["content"],
+                    category=fields["category"],
+                    tags=fields["tags"],
+                    expanded_keywords=fields["expanded_keywords"],
+                    source=fields["source"],
+                    metadata=fields["metadata"],
+                    content_hash=new_hash,
+                    duplicate=twin is not None,
+                    memory_id=row["id"],
+                ).execute(conn)
                 sealed += self._vault.seal(row["id"], result.secrets)
                 report.redacted += 1
                 if twin is not None:

@@ -1,37 +1,12 @@
 """SQL of namespace lookup and sharing. A namespace belongs to one user; a share lets another user
 read it (`read`) or read and write it (`write`). Its owner calls it by its name, a grantee by its
-address `@owner/name`, the one way `shared_name` spells it."""
+address `@owner/name`, the one way `shared_name` spells it. Which namespaces a user reaches, for
+other domains' queries, are fragments in fragments.sql beside this module."""
 
 
 def shared_name(owner: str, namespace: str) -> str:
     """SQL for a shared namespace's address, from an owner's name column and a namespace's name column."""
     return f"'@' || {owner} || '/' || {namespace}"
-
-
-def seen_namespaces(user: str) -> str:
-    """A subquery: every namespace the user `user` (a placeholder such as `$2`) may read, named as
-    that user calls it, with whether they own it and whether they may change its memories.
-
-    Own namespaces first, then those shared with them; a user never holds a share of their own
-    namespace, so each namespace appears once."""
-    return f"""
-    SELECT id, name, true AS owned, true AS writable FROM namespaces WHERE user_id = {user}
-    UNION ALL
-    SELECT shared.id, {shared_name("owner.name", "shared.name")}, false, share.permission = 'write'
-    FROM namespace_shares share
-    JOIN namespaces shared ON shared.id = share.namespace_id
-    JOIN users owner ON owner.id = shared.user_id
-    WHERE share.grantee_id = {user}
-    """
-
-
-def writable_namespaces(user: str) -> str:
-    """A subquery: the ids of the namespaces whose memories the user `user` may change."""
-    return f"""
-    SELECT id FROM namespaces WHERE user_id = {user}
-    UNION ALL
-    SELECT namespace_id FROM namespace_shares WHERE grantee_id = {user} AND permission = 'write'
-    """
 
 
 OWN_NAMESPACES = """

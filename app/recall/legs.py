@@ -1,8 +1,18 @@
-"""Which legs one recall runs, decided once: the embedding, the statement's weights and the
+"""The recall legs, registered once, and which of them one recall runs.
+
+`LEGS` is the one list of legs: the statement's weights (`w_<name>`, bound by the service) and
+explain columns (`<name>_rank`), the default weights, the metrics' `leg` label, the UI's weight
+fields and badges, the MCP rendering and the bench's modes are all derived from it. A new leg is
+its CTE in recall.sql (and its term in the fusion), an entry here, its weight setting, its
+`w_<name>` field in RecallArgs (app/recall/statement.py) and its `<name>` weight and `<name>_rank`
+explain fields in app/recall/schemas.py: five files; tests/test_recall_leg_registry.py checks them.
+
+Which legs one recall runs is decided once: the embedding, the statement's weights and the
 response's `legs` all read the same `LegPlan`, so they cannot disagree."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -12,6 +22,31 @@ from app.recall.schemas import LegWeights
 from app.recall.settings import RecallSettings
 
 Leg = Literal["lexical", "dense", "graph"]
+
+
+@dataclass(frozen=True, slots=True)
+class LegSpec:
+    """One recall leg: its name (weight key, metric label, explain word), its label for people,
+    where its default weight is set, and whether it reads the query's embedding."""
+
+    name: Leg
+    label: str
+    default_weight: Callable[[RecallSettings, GraphSettings], float]
+    reads_query_vector: bool = False
+
+    @property
+    def rank_column(self) -> str:
+        """The statement's column (and the explain field) holding the leg's rank of a hit."""
+        return f"{self.name}_rank"
+
+
+LEGS: tuple[LegSpec, ...] = (
+    LegSpec("lexical", "Lexical", lambda recall, graph: recall.weight_lexical),
+    LegSpec("dense", "Dense", lambda recall, graph: recall.weight_dense, reads_query_vector=True),
+    LegSpec("graph", "Graph", lambda recall, graph: graph.weight),
+)
+LEG_NAMES: tuple[Leg, ...] = tuple(leg.name for leg in LEGS)
+_SPECS: dict[Leg, LegSpec] = {leg.name: leg for leg in LEGS}
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,11 +64,7 @@ class LegPlan:
         cls, requested: LegWeights | None, recall: RecallSettings, graph: GraphSettings
     ) -> LegPlan:
         """The plan for a request's weights; InvalidInput when no leg is left to run."""
-        defaults: dict[Leg, float] = {
-            "lexical": recall.weight_lexical,
-            "dense": recall.weight_dense,
-            "graph": graph.weight,
-        }
+        defaults: dict[Leg, float] = {leg.name: leg.default_weight(recall, graph) for leg in LEGS}
         wanted: dict[Leg, float] = {
             leg: value if (value := getattr(requested, leg, None)) is not None else default
             for leg, default in defaults.items()
@@ -47,7 +78,9 @@ class LegPlan:
     @property
     def needs_query_vector(self) -> bool:
         """Whether any wanted leg reads the query's embedding (else the model is not asked)."""
-        return self.wanted["dense"] > 0 or (self.wanted["graph"] > 0 and self.concept_seeds)
+        return any(self.wanted[leg.name] > 0 for leg in LEGS if leg.reads_query_vector) or (
+            self.wanted["graph"] > 0 and self.concept_seeds
+        )
 
     def without_query_vector(self, reason: str) -> LegPlan:
         """This plan for a query that could not be embedded: no dense leg, no nearest-concept seeds."""
@@ -62,7 +95,7 @@ class LegPlan:
         return self.wanted["graph"] > 0 and self.concept_seeds and self.has_query_vector
 
     def runs(self, leg: Leg) -> bool:
-        return self.wanted[leg] > 0 and (leg != "dense" or self.has_query_vector)
+        return self.wanted[leg] > 0 and (not _SPECS[leg].reads_query_vector or self.has_query_vector)
 
     @property
     def weights(self) -> dict[str, float]:

@@ -1,8 +1,10 @@
 -- Recall: every leg, the fusion and the ordering, in ONE statement.
 --
--- This is the statement exactly as PostgreSQL runs it, except that parameters are named (:name).
--- app/recall/statement.py binds them from RecallArgs, whose field order numbers them $1, $2, ...
--- (in the order this file first uses them).
+-- This is the statement as PostgreSQL runs it, except that parameters are named (:name) and each
+-- rule it repeats is written once, as a fragment below, and used as `{{ fragment(args) }}`
+-- (app/db/queries.py expands them on first use; `visible` is app/db/fragments.sql's, shared with
+-- every read path). app/recall/statement.py binds the parameters from RecallArgs, whose field
+-- order numbers them $1, $2, ... (in the order the expanded statement first uses them).
 --
 -- Legs are CTEs that each yield (id, rank): lexical, dense, graph; the graph leg also starts from
 -- the best hits of the first two. Fusion is weighted Reciprocal Rank Fusion, sum(w_leg / (k +
@@ -53,6 +55,58 @@
 --   strongest edges at each end, in weight order from the (end, weight DESC) edge indexes, twice
 --   the fanout so that skipping hub concepts still leaves enough, then the fanout strongest
 --   non-hub neighbours.
+-- fragment: in_scope(m)
+-- [in scope]: the caller's namespaces, a memory they may see, and the row filters behind their gate.
+m.namespace_id = ANY((SELECT ids FROM scope_ids)::bigint[])
+AND {{ visible(m, :include_sensitive::boolean) }}
+AND (NOT :row_filters::boolean OR {{ row_filters(m) }})
+
+-- fragment: scope_only(m)
+-- [in scope] without the row filters: for the dense exact scan's branches, which gate them apart.
+m.namespace_id = ANY((SELECT ids FROM scope_ids)::bigint[])
+AND {{ visible(m, :include_sensitive::boolean) }}
+
+-- fragment: row_filters(m)
+-- The optional row filters, each off when its parameter is NULL (the kinds filter among them:
+-- curated memories, captured episodes, or both).
+(
+         (:category::text IS NULL OR m.category = :category)
+     AND (:tags::text[] IS NULL
+          OR CASE WHEN :tags_match_all::boolean THEN m.tags @> :tags ELSE m.tags && :tags END)
+     AND (:created_since::timestamptz IS NULL OR m.created_at >= :created_since)
+     AND (:kinds::text[] IS NULL OR m.kind = ANY(:kinds))
+     AND (:created_until::timestamptz IS NULL OR m.created_at < :created_until))
+
+-- fragment: lexical_tier(tsq, by_namespace)
+-- A lexical tier's candidates, the memories in scope matching `tsq`, read in one of two ways
+-- [scope size]: through the text index alone, or namespace by namespace [per namespace] [scoped
+-- text] when `by_namespace` holds too.
+(SELECT m.id, m.search_vector
+ FROM memories m
+ WHERE NOT :text_by_namespace::boolean
+   AND m.search_vector @@ tsq
+   -- [in scope]
+   AND {{ in_scope(m) }}
+ LIMIT :lexical_cap)
+UNION ALL
+(SELECT m.id, m.search_vector
+ -- [per namespace]
+ FROM unnest((SELECT ids FROM scope_ids)) AS scope (namespace_id)
+ CROSS JOIN LATERAL (
+     SELECT m.id, m.search_vector
+     FROM memories m
+     -- [scoped text]
+     WHERE memoria_scope_search(m.namespace_id, m.search_vector)
+           @@ memoria_scope_query(scope.namespace_id, tsq)
+       -- [in scope]
+       AND {{ in_scope(m) }}
+     OFFSET 0
+ ) m
+ WHERE :text_by_namespace::boolean
+   AND by_namespace
+ LIMIT :lexical_cap)
+
+-- name: recall
 WITH
 -- The scope, resolved here rather than by a round trip before: every namespace the caller owns
 -- (:own_names NULL), or the ones named, their own by name and those shared with them by the address
@@ -100,49 +154,9 @@ lexical_query AS (
 lexical_strict AS (
     SELECT c.id, ts_rank_cd(c.search_vector, q.strict_q) AS score
     FROM lexical_query q,
+         -- by namespace only with words left: a query of stop words ANDed with the namespace would match all
          LATERAL (
-             (SELECT m.id, m.search_vector
-              FROM memories m
-              WHERE NOT :text_by_namespace::boolean
-                AND m.search_vector @@ q.strict_q
-                -- [in scope]
-                AND m.namespace_id = ANY((SELECT ids FROM scope_ids)::bigint[])
-                AND m.deleted_at IS NULL
-                AND (m.is_sensitive = false OR :include_sensitive::boolean)
-                AND (NOT :row_filters::boolean OR (
-                         (:category::text IS NULL OR m.category = :category)
-                     AND (:tags::text[] IS NULL
-                          OR CASE WHEN :tags_match_all::boolean THEN m.tags @> :tags ELSE m.tags && :tags END)
-                     AND (:created_since::timestamptz IS NULL OR m.created_at >= :created_since)
-                     AND (:kinds::text[] IS NULL OR m.kind = ANY(:kinds))
-                     AND (:created_until::timestamptz IS NULL OR m.created_at < :created_until)))
-              LIMIT :lexical_cap)
-             UNION ALL
-             (SELECT m.id, m.search_vector
-              -- [per namespace]
-              FROM unnest((SELECT ids FROM scope_ids)) AS scope (namespace_id)
-              CROSS JOIN LATERAL (
-                  SELECT m.id, m.search_vector
-                  FROM memories m
-                  -- [scoped text]
-                  WHERE memoria_scope_search(m.namespace_id, m.search_vector)
-                        @@ memoria_scope_query(scope.namespace_id, q.strict_q)
-                    -- [in scope]
-                    AND m.namespace_id = ANY((SELECT ids FROM scope_ids)::bigint[])
-                    AND m.deleted_at IS NULL
-                    AND (m.is_sensitive = false OR :include_sensitive::boolean)
-                    AND (NOT :row_filters::boolean OR (
-                             (:category::text IS NULL OR m.category = :category)
-                         AND (:tags::text[] IS NULL
-                              OR CASE WHEN :tags_match_all::boolean THEN m.tags @> :tags ELSE m.tags && :tags END)
-                         AND (:created_since::timestamptz IS NULL OR m.created_at >= :created_since)
-                         AND (:kinds::text[] IS NULL OR m.kind = ANY(:kinds))
-                         AND (:created_until::timestamptz IS NULL OR m.created_at < :created_until)))
-                  OFFSET 0
-              ) m
-              WHERE :text_by_namespace::boolean
-                AND numnode(q.strict_q) > 0  -- only stop words: ANDed with the namespace, it would match all
-              LIMIT :lexical_cap)
+             {{ lexical_tier(q.strict_q, numnode(q.strict_q) > 0) }}
          ) c
     WHERE :w_lexical::float8 > 0  -- [leg switch]
     ORDER BY score DESC, c.id
@@ -155,47 +169,7 @@ lexical_rare AS (
     SELECT c.id, ts_rank(c.search_vector, q.broad_q) AS score
     FROM lexical_query q,
          LATERAL (
-             (SELECT m.id, m.search_vector
-              FROM memories m
-              WHERE NOT :text_by_namespace::boolean
-                AND m.search_vector @@ q.rare_q
-                -- [in scope]
-                AND m.namespace_id = ANY((SELECT ids FROM scope_ids)::bigint[])
-                AND m.deleted_at IS NULL
-                AND (m.is_sensitive = false OR :include_sensitive::boolean)
-                AND (NOT :row_filters::boolean OR (
-                         (:category::text IS NULL OR m.category = :category)
-                     AND (:tags::text[] IS NULL
-                          OR CASE WHEN :tags_match_all::boolean THEN m.tags @> :tags ELSE m.tags && :tags END)
-                     AND (:created_since::timestamptz IS NULL OR m.created_at >= :created_since)
-                     AND (:kinds::text[] IS NULL OR m.kind = ANY(:kinds))
-                     AND (:created_until::timestamptz IS NULL OR m.created_at < :created_until)))
-              LIMIT :lexical_cap)
-             UNION ALL
-             (SELECT m.id, m.search_vector
-              -- [per namespace]
-              FROM unnest((SELECT ids FROM scope_ids)) AS scope (namespace_id)
-              CROSS JOIN LATERAL (
-                  SELECT m.id, m.search_vector
-                  FROM memories m
-                  -- [scoped text]
-                  WHERE memoria_scope_search(m.namespace_id, m.search_vector)
-                        @@ memoria_scope_query(scope.namespace_id, q.rare_q)
-                    -- [in scope]
-                    AND m.namespace_id = ANY((SELECT ids FROM scope_ids)::bigint[])
-                    AND m.deleted_at IS NULL
-                    AND (m.is_sensitive = false OR :include_sensitive::boolean)
-                    AND (NOT :row_filters::boolean OR (
-                             (:category::text IS NULL OR m.category = :category)
-                         AND (:tags::text[] IS NULL
-                              OR CASE WHEN :tags_match_all::boolean THEN m.tags @> :tags ELSE m.tags && :tags END)
-                         AND (:created_since::timestamptz IS NULL OR m.created_at >= :created_since)
-                         AND (:kinds::text[] IS NULL OR m.kind = ANY(:kinds))
-                         AND (:created_until::timestamptz IS NULL OR m.created_at < :created_until)))
-                  OFFSET 0
-              ) m
-              WHERE :text_by_namespace::boolean
-              LIMIT :lexical_cap)
+             {{ lexical_tier(q.rare_q, true) }}
          ) c
     WHERE :w_lexical::float8 > 0  -- [leg switch]
       AND q.rare_q IS NOT NULL
@@ -208,47 +182,7 @@ lexical_any AS (
     SELECT c.id, ts_rank(c.search_vector, q.broad_q) AS score
     FROM lexical_query q,
          LATERAL (
-             (SELECT m.id, m.search_vector
-              FROM memories m
-              WHERE NOT :text_by_namespace::boolean
-                AND m.search_vector @@ q.broad_q
-                -- [in scope]
-                AND m.namespace_id = ANY((SELECT ids FROM scope_ids)::bigint[])
-                AND m.deleted_at IS NULL
-                AND (m.is_sensitive = false OR :include_sensitive::boolean)
-                AND (NOT :row_filters::boolean OR (
-                         (:category::text IS NULL OR m.category = :category)
-                     AND (:tags::text[] IS NULL
-                          OR CASE WHEN :tags_match_all::boolean THEN m.tags @> :tags ELSE m.tags && :tags END)
-                     AND (:created_since::timestamptz IS NULL OR m.created_at >= :created_since)
-                     AND (:kinds::text[] IS NULL OR m.kind = ANY(:kinds))
-                     AND (:created_until::timestamptz IS NULL OR m.created_at < :created_until)))
-              LIMIT :lexical_cap)
-             UNION ALL
-             (SELECT m.id, m.search_vector
-              -- [per namespace]
-              FROM unnest((SELECT ids FROM scope_ids)) AS scope (namespace_id)
-              CROSS JOIN LATERAL (
-                  SELECT m.id, m.search_vector
-                  FROM memories m
-                  -- [scoped text]
-                  WHERE memoria_scope_search(m.namespace_id, m.search_vector)
-                        @@ memoria_scope_query(scope.namespace_id, q.broad_q)
-                    -- [in scope]
-                    AND m.namespace_id = ANY((SELECT ids FROM scope_ids)::bigint[])
-                    AND m.deleted_at IS NULL
-                    AND (m.is_sensitive = false OR :include_sensitive::boolean)
-                    AND (NOT :row_filters::boolean OR (
-                             (:category::text IS NULL OR m.category = :category)
-                         AND (:tags::text[] IS NULL
-                              OR CASE WHEN :tags_match_all::boolean THEN m.tags @> :tags ELSE m.tags && :tags END)
-                         AND (:created_since::timestamptz IS NULL OR m.created_at >= :created_since)
-                         AND (:kinds::text[] IS NULL OR m.kind = ANY(:kinds))
-                         AND (:created_until::timestamptz IS NULL OR m.created_at < :created_until)))
-                  OFFSET 0
-              ) m
-              WHERE :text_by_namespace::boolean
-              LIMIT :lexical_cap)
+             {{ lexical_tier(q.broad_q, true) }}
          ) c
     WHERE :w_lexical::float8 > 0  -- [leg switch]
       AND (q.has_common OR q.rare_q IS NULL)
@@ -281,16 +215,7 @@ dense_ann AS (
       AND m.embedding IS NOT NULL
       AND m.embedding_model = :embedding_model::text
       -- [in scope]
-      AND m.namespace_id = ANY((SELECT ids FROM scope_ids)::bigint[])
-      AND m.deleted_at IS NULL
-      AND (m.is_sensitive = false OR :include_sensitive::boolean)
-      AND (NOT :row_filters::boolean OR (
-               (:category::text IS NULL OR m.category = :category)
-           AND (:tags::text[] IS NULL
-                OR CASE WHEN :tags_match_all::boolean THEN m.tags @> :tags ELSE m.tags && :tags END)
-           AND (:created_since::timestamptz IS NULL OR m.created_at >= :created_since)
-           AND (:kinds::text[] IS NULL OR m.kind = ANY(:kinds))
-           AND (:created_until::timestamptz IS NULL OR m.created_at < :created_until)))
+      AND {{ in_scope(m) }}
     ORDER BY m.embedding <=> :query_vec::halfvec
     LIMIT :leg_depth
 ),
@@ -313,9 +238,7 @@ dense_exact AS (
            AND m.embedding IS NOT NULL
            AND m.embedding_model = :embedding_model::text
            -- [in scope], but for the row filters (off in this branch)
-           AND m.namespace_id = ANY((SELECT ids FROM scope_ids)::bigint[])
-           AND m.deleted_at IS NULL
-           AND (m.is_sensitive = false OR :include_sensitive::boolean)
+           AND {{ scope_only(m) }}
          OFFSET 0)
         UNION ALL
         (SELECT m.id, m.embedding <=> :query_vec::halfvec AS distance
@@ -324,17 +247,9 @@ dense_exact AS (
            AND m.namespace_id = scope.namespace_id
            AND m.embedding IS NOT NULL
            AND m.embedding_model = :embedding_model::text
-           -- [in scope]
-           AND m.namespace_id = ANY((SELECT ids FROM scope_ids)::bigint[])
-           AND m.deleted_at IS NULL
-           AND (m.is_sensitive = false OR :include_sensitive::boolean)
-           AND (
-                    (:category::text IS NULL OR m.category = :category)
-                AND (:tags::text[] IS NULL
-                     OR CASE WHEN :tags_match_all::boolean THEN m.tags @> :tags ELSE m.tags && :tags END)
-                AND (:created_since::timestamptz IS NULL OR m.created_at >= :created_since)
-                AND (:kinds::text[] IS NULL OR m.kind = ANY(:kinds))
-                AND (:created_until::timestamptz IS NULL OR m.created_at < :created_until))
+           -- [in scope], the row filters on (this branch's gate)
+           AND {{ scope_only(m) }}
+           AND {{ row_filters(m) }}
          OFFSET 0)
     ) m
     WHERE (:small_scope::boolean OR (SELECT count(*) FROM dense_ann) < :leg_depth)
@@ -531,16 +446,7 @@ graph_scored AS (
               SELECT 1 FROM memories m
               WHERE m.id = mc.memory_id
                 -- [in scope]
-                AND m.namespace_id = ANY((SELECT ids FROM scope_ids)::bigint[])
-                AND m.deleted_at IS NULL
-                AND (m.is_sensitive = false OR :include_sensitive::boolean)
-                AND (NOT :row_filters::boolean OR (
-                         (:category::text IS NULL OR m.category = :category)
-                     AND (:tags::text[] IS NULL
-                          OR CASE WHEN :tags_match_all::boolean THEN m.tags @> :tags ELSE m.tags && :tags END)
-                     AND (:created_since::timestamptz IS NULL OR m.created_at >= :created_since)
-                     AND (:kinds::text[] IS NULL OR m.kind = ANY(:kinds))
-                     AND (:created_until::timestamptz IS NULL OR m.created_at < :created_until))))
+                AND {{ in_scope(m) }})
     GROUP BY mc.memory_id
     ORDER BY score DESC, mc.memory_id
     LIMIT :leg_depth
@@ -597,8 +503,8 @@ ranked AS (
     -- its links (graph_scored): a memory deleted or made sensitive without being unlinked (by hand,
     -- in SQL) is dropped here, on the row this lookup reads anyway, and never returned.
     CROSS JOIN LATERAL (
-        SELECT importance, created_at FROM memories
-        WHERE id = f.id AND deleted_at IS NULL AND (is_sensitive = false OR :include_sensitive::boolean)
+        SELECT importance, created_at FROM memories m
+        WHERE id = f.id AND {{ visible(m, :include_sensitive::boolean) }}
         OFFSET 0
     ) m
     WHERE f.fused_score >= coalesce((SELECT floor FROM fused_floor), 0)

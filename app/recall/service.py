@@ -8,6 +8,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import asyncpg
 from pgvector import HalfVector
@@ -23,7 +24,7 @@ from app.graph import query_concept_names
 from app.graph.settings import GraphSettings
 from app.namespaces import resolve_scope, shared_address, validate_namespace_name
 from app.recall.ef_search import ef_search_for
-from app.recall.legs import LegPlan
+from app.recall.legs import LEG_NAMES, LEGS, LegPlan
 from app.recall.lexemes import CommonLexemes
 from app.recall.schemas import (
     EffectiveSettings,
@@ -232,11 +233,13 @@ class RecallService:
         """After the whole statement ran out of time: the plan with the lexical leg alone (the
         cheap one: no vector index, no graph walk) and the legs as the answer reports them, or None
         when that would not be cheaper or the request has too little time left to try it."""
-        dropped = [leg for leg in ("dense", "graph") if plan.runs(leg)]
+        dropped = [leg for leg in LEG_NAMES if leg != "lexical" and plan.runs(leg)]
         left = deadline.remaining()
         if not plan.runs("lexical") or not dropped or (left is not None and left < MIN_FALLBACK_S):
             return None
-        lexical = replace(plan, wanted={"lexical": plan.wanted["lexical"], "dense": 0.0, "graph": 0.0})
+        lexical = replace(
+            plan, wanted={leg: w if leg == "lexical" else 0.0 for leg, w in plan.wanted.items()}
+        )
         why = "unavailable: statement timeout"
         return lexical, {**plan.legs, **dict.fromkeys(dropped, why)}
 
@@ -273,7 +276,10 @@ class RecallService:
         kinds: list[str] | None = (
             list(filters.kinds) if filters.kinds and len(set(filters.kinds)) < 2 else None
         )
+        # each registered leg's weight binds its `w_<leg>` parameter
+        leg_weights: dict[str, Any] = {f"w_{leg}": weight for leg, weight in weights.items()}
         return RecallArgs(
+            **leg_weights,
             user_id=user_id,
             own_names=None if names is None else [name for name in names if shared_address(name) is None],
             share_owners=[owner for owner, _ in shared],
@@ -290,14 +296,11 @@ class RecallService:
             kinds=kinds,
             created_until=as_utc(filters.created_until),
             lexical_cap=self._settings.lexical_candidate_cap,
-            w_lexical=weights["lexical"],
             leg_depth=self._leg_depth(request.limit),
             query_vec=HalfVector(query_vec) if query_vec is not None else None,
-            w_dense=weights["dense"],
             small_scope=reads.small,
             embedding_model=self._embedder.model_id,
             rrf_k=self._settings.rrf_k,
-            w_graph=weights["graph"],
             graph_feedback_hits=graph.feedback_hits,
             graph_hub_min_doc_freq=graph.hub_min_doc_freq,
             graph_hub_fraction=graph.hub_fraction,
@@ -329,15 +332,13 @@ class RecallService:
     ) -> None:
         """Into the recall metrics: the time since `started`, per leg the returned hits it ranked,
         and whether the answer is short for a big scope (one counted at the small-scope threshold or more)."""
-        lexical = dense = graph = 0
-        for row in rows:
-            lexical += row["lexical_rank"] is not None
-            dense += row["dense_rank"] is not None
-            graph += row["graph_rank"] is not None
+        leg_hits: dict[str, int] = {
+            leg.name: sum(row[leg.rank_column] is not None for row in rows) for leg in LEGS
+        }
         filters = request.filters
         self._metrics.record(
             time.perf_counter() - started,
-            (lexical, dense, graph),
+            leg_hits,
             results=len(rows),
             limit=request.limit,
             scope_at_least=0 if small_scope else self._scope_sizes.threshold,
@@ -384,10 +385,8 @@ class RecallService:
             score=row["final_score"],
             kind=row["kind"],
             explain=HitExplanation(
+                **{leg.rank_column: row[leg.rank_column] for leg in LEGS},
                 kind=row["kind"],
-                lexical_rank=row["lexical_rank"],
-                dense_rank=row["dense_rank"],
-                graph_rank=row["graph_rank"],
                 graph_path=row["graph_path"],
                 lexical_score=row["lexical_score"],
                 dense_distance=row["dense_distance"],

@@ -17,11 +17,13 @@ from litestar.response import Template
 from app.errors import ApiError
 from app.namespaces import namespace_names
 from app.recall import RecallService
+from app.recall.legs import LEG_NAMES
+from app.recall.legs import LEGS as LEG_SPECS
 from app.recall.schemas import RecallRequest
 from app.ui.forms import FormError
 from app.ui.web import Session, UiRequest, page
 
-LEGS = ("lexical", "dense", "graph")
+LEGS = LEG_NAMES
 KINDS = ("memory", "episode")
 FIELDS = ("q", "namespace", "limit", "category", "tags", "kind", *(f"w_{leg}" for leg in LEGS))
 MAX_WEIGHT = 10.0
@@ -40,9 +42,9 @@ def _number(text: str, label: str, low: float, high: float) -> float:
 def recall_request(form: dict[str, str]) -> RecallRequest:
     """The form as the API's `RecallRequest` (its own validation applies on top)."""
     weights = {
-        leg: _number(form[f"w_{leg}"], f"{leg.capitalize()} weight", 0.0, MAX_WEIGHT)
-        for leg in LEGS
-        if form[f"w_{leg}"]
+        leg.name: _number(form[f"w_{leg.name}"], f"{leg.label} weight", 0.0, MAX_WEIGHT)
+        for leg in LEG_SPECS
+        if form[f"w_{leg.name}"]
     }
     limit = int(_number(form["limit"] or "10", "Limit", 1, 100))
     data: dict[str, Any] = {"query": form["q"], "limit": limit, "explain": True}

@@ -1,0 +1,11 @@
+-- Rules every domain's SQL states the same way, written once (app/db/queries.py expands them).
+
+-- fragment: visible(m, include_sensitive)
+-- A memory a reader may see: live (not in the trash) and not sensitive unless the reader asked
+-- for sensitive ones. Every read path that answers memories to a reader (recall, session start,
+-- list and export, get, graph browse) says it with this fragment, so hiding another class of
+-- memory from all of them is one edit here. Only the columns named here may appear: recall's
+-- exact dense scan reads memories_scope_vectors_idx alone (an index-only scan), which holds
+-- is_sensitive and covers deleted_at by its predicate, and nothing else of the row.
+m.deleted_at IS NULL
+AND (m.is_sensitive = false OR include_sensitive)
