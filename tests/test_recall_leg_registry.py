@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from dataclasses import fields
 
-from memoria_bench.modes import ALL, MODE_WEIGHTS
 from app.graph.settings import GraphSettings
 from app.recall.legs import LEG_NAMES, LEGS, LegPlan
 from app.recall.schemas import HitExplanation, LegWeights
@@ -13,6 +12,7 @@ from app.recall.settings import RecallSettings
 from app.recall.sql import recall_sql
 from app.recall.statement import RecallArgs
 from app.ui.pages.recall import FIELDS
+from memoria_bench.modes import ALL, MODE_WEIGHTS
 
 
 def test_each_registered_leg_has_its_weight_parameter_rank_column_and_request_weight() -> None:
