@@ -12,7 +12,7 @@ from app.namespaces.sql import seen_namespaces, writable_namespaces
 MEMORY_COLUMNS = """
     m.public_id AS id, n.name AS namespace, m.content, m.category, m.tags, m.importance, m.expanded_keywords,
     m.is_sensitive, m.has_secrets, m.source, m.metadata, m.embedding_model, m.created_at, m.updated_at,
-    m.deleted_at, m.kind, m.pinned, m.expires_at
+    m.deleted_at, m.kind, m.pinned, m.expires_at, m.seen_count, m.last_seen_at
 """
 
 EXISTING_HASHES = """
