@@ -98,6 +98,12 @@ _ASKS_PERMISSION = re.compile(
     r"permission|approv|grant|allow|declin|reject|denied|not proceed|won'?t proceed"
 )
 
+_WHAT = (
+    "(file|files|code|test|tests|config|configuration|change|changes|function|docs|documentation|"
+    "readme|script|it|them|everything)"
+)
+"""What a progress report may name without saying anything ("I've updated the file")."""
+
 _PROGRESS = re.compile(
     r"(all )?(the )?(\d+ )?(unit |integration )?(tests?|checks?|specs?|lints?)( now)? "
     r"(pass(ed|es)?|succeed(ed|s)?|(are|is) (passing|green)|(are|is) (all )?(passing|green))"
@@ -107,9 +113,10 @@ _PROGRESS = re.compile(
     r"(that'?s|it'?s|this is) (done|fixed|finished|complete)|"
     r"(i'?ve|i have|i) (now )?(updated|changed|edited|fixed|made|applied|committed|pushed|created|"
     r"added|removed|deleted|renamed|saved|run|ran|reran|finished|completed|formatted|installed)"
-    r"( \w+){0,4}|"
+    rf"( (the|this|that|these|those|your|all( the)?))?( {_WHAT})?( accordingly| as requested| for you)?|"
     r"(changes?|edits?|updates?|fix) (applied|made|committed|pushed|saved|done)|"
-    r"(committed|pushed|saved|updated|formatted)( \w+){0,3}|"
+    rf"(committed|pushed|saved|updated|formatted)( (the|this|that|these|those|your|all( the)?))?( {_WHAT})?"
+    r"( for you)?|"
     r"(the )?(build|lint|linter|type check|ci) (succeeded|passes|passed|is green|is clean)|"
     r"no (errors|issues|problems|warnings)( found| left| remaining)?|"
     r"(ok|okay|sure|great|perfect)"
@@ -275,8 +282,8 @@ Rule = Callable[[str, str, Digest], bool]
 
 RULES: tuple[tuple[str, Rule], ...] = (
     (API_ERROR, api_error),
+    (PERMISSION_REFUSED, permission_refused),  # before `interrupted`: a refusal ends in an interruption
     (INTERRUPTED, interrupted),
-    (PERMISSION_REFUSED, permission_refused),
     (GREETING, greeting),
     (PROGRESS_ONLY, progress_only),
     (UNANSWERED, unanswered),
