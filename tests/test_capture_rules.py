@@ -78,6 +78,7 @@ def test_a_noisy_session_keeps_only_the_exchanges_that_carry_information() -> No
         ("great, thanks!", "You're welcome! Let me know if you need anything else."),
         ("Thank you so much 🙏", "Happy to help. Have a great day!"),
         ("hello", "Hi there"),
+        ("thx!", "You\u2019re welcome — happy coding!"),
     ],
 )
 def test_greetings_and_acknowledgements_answered_in_kind_are_skipped(prompt: str, reply: str) -> None:
@@ -91,6 +92,7 @@ def test_greetings_and_acknowledgements_answered_in_kind_are_skipped(prompt: str
         ("thanks! btw we deploy on Fridays only", "Noted, thanks!", Digest()),
         ("ok", "OK. The deploy goes through the Terraform Cloud workspace.", Digest()),  # a fact in the reply
         ("thanks", "You're welcome! The fix is in app/retry.py.", Digest()),
+        ("ok", "Sure, I'll remember that the deploy key rotates monthly.", Digest()),
         ("yes", "Great, I've run the migration.", Digest(commands=["alembic upgrade head"])),  # tools ran
         ("ok go", "Sure.", Digest(files_touched=["app/retry.py"])),
     ],
@@ -109,6 +111,8 @@ def test_small_talk_that_carries_something_is_kept_by_the_greeting_rule(
         "API Error: Request timed out.",
         "API Error: Connection error.",
         "Claude AI usage limit reached|1764252000",
+        "Request timed out.",
+        "Overloaded",
     ],
 )
 def test_a_turn_answered_by_an_api_error_is_skipped(reply: str) -> None:
@@ -121,6 +125,11 @@ def test_an_api_error_after_files_changed_or_inside_a_real_reply_is_kept() -> No
         "The deploy failed with API Error: 529 from the provider; we retry with backoff in app/retry.py."
     )
     assert reason("Why did the deploy fail?", explained) is None
+    for answer in (
+        "Overloaded workers are restarted by the supervisor.",
+        "Connection errors mean the pool is full.",
+    ):
+        assert reason("What happens under load?", answer) is None, answer
 
 
 def test_an_interrupted_turn_is_skipped_unless_files_changed_before_it() -> None:

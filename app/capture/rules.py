@@ -64,22 +64,25 @@ SMALL_TALK_WORDS = _word_set(
 )
 """Words a greeting or an acknowledgement is made of ("hi", "thanks", "great, thanks!")."""
 
-_PLEASANTRY = re.compile(
-    r"(hi|hello|hey|good (morning|afternoon|evening)|you'?re (very )?welcome|my pleasure|"
-    r"(i'?m )?(glad|happy) (to|i could|it)|no problem|anytime|any time|of course|sure|great|"
-    r"ok|okay|thanks|thank you|cheers|bye|goodbye|see you|have a|take care|"
-    r"(how|what) can i (help|do)|is there anything|anything else|let me know|feel free|"
-    r"just (let me know|ask)|happy coding|you got it|sounds good)\b"
+PLEASANTRY_WORDS = _word_set(
+    """
+    i i'm i'd i'll me my you you're your it it's is are was were be there here how what can could
+    would do did help helped helping assist glad happy pleasure welcome problem anytime any time
+    let know if need anything else more questions other feel free to ask just today have a an day
+    great nice see take care coding luck again for the with
+    """
 )
-"""How each sentence of a reply to small talk starts ("You're welcome! Let me know if …")."""
+"""With `SMALL_TALK_WORDS`, the words a reply to small talk is made of ("You're welcome! Let me
+know if you need anything else."): a reply with any other word says something."""
 
 _API_ERROR = re.compile(
-    r"(api error\b|claude ai usage limit reached|credit balance is too low|prompt is too long|"
-    r"request timed out|connection error|overloaded\b|rate limit(ed)?\b|"
-    r"\d{3} \{\"type\":\s*\"error\")"
+    r"api error\b|claude ai usage limit reached|credit balance is too low|"
+    r"\d{3} \{\"type\":\s*\"error\"|"
+    r"(prompt is too long|request timed out|connection error|overloaded|rate limited)[.!]?\s*$"
 )
 """How Claude Code's reply starts when the API failed instead of answering (`API Error: 529
-{"type":"error","error":{"type":"overloaded_error",…}}`, a rate limit, a usage limit)."""
+{"type":"error","error":{"type":"overloaded_error",…}}`, a usage limit), or the whole reply when
+it is only the failure's name ("Overloaded", "Request timed out.")."""
 
 _INTERRUPTED = re.compile(r"\[request interrupted by user")
 
@@ -156,7 +159,7 @@ def carries_specifics(text: str) -> bool:
 
 
 def _words(text: str) -> list[str]:
-    return _WORD.findall(text.casefold())
+    return _WORD.findall(text.casefold().replace("\u2019", "'"))
 
 
 def _sentences(text: str) -> list[str]:
@@ -195,11 +198,11 @@ def is_small_talk(text: str) -> bool:
 
 def greeting(prompt: str, reply: str, digest: Digest) -> bool:
     """The person only greeted or acknowledged, and the assistant only answered in kind: the
-    prompt is small talk, and the reply is empty or each of its sentences is a pleasantry ("You're
-    welcome! Let me know if you need anything else."). No tool did anything."""
+    prompt is small talk, and the reply is empty or made only of small-talk and pleasantry words
+    ("You're welcome! Let me know if you need anything else."). No tool did anything."""
     if not is_small_talk(prompt) or carries_specifics(reply) or _used_tools(digest):
         return False
-    return all(_PLEASANTRY.match(sentence) for sentence in _sentences(reply))
+    return all(word in SMALL_TALK_WORDS or word in PLEASANTRY_WORDS for word in _words(reply))
 
 
 def api_error(prompt: str, reply: str, digest: Digest) -> bool:
