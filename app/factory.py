@@ -120,7 +120,7 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
                 episode_ttl_days=settings.memories.episode_ttl_days,  # recalled episodes live on
             )
             app.state.capture_service = CaptureService(
-                app.state.memory_service, settings.capture, settings.memories
+                app.state.memory_service, settings.capture, settings.memories, db, metrics.capture
             )
             app.state.graph_indexer = GraphIndexer(
                 db.write, model if settings.graph.concept_embeddings else None, settings.graph

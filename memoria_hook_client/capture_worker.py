@@ -291,7 +291,8 @@ def run_flush(env: Mapping[str, str], budget_s: float, notes: list[str]) -> dict
     """Flush the spool within `budget_s`, and record how it went."""
     result = flush(env, budget_s, notes)
     if result["outcome"] not in ("empty", "busy"):  # "busy": the running flusher records its own
-        record(env, "flush", result["outcome"], None, result["sent"])
+        details = {"skipped": result["skipped"], "folded": result["folded"]}
+        record(env, "flush", result["outcome"], None, result["sent"], details)
     return result
 
 

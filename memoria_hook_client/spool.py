@@ -185,6 +185,8 @@ def flush(env: Mapping[str, str], budget_s: float, notes: list[str]) -> dict[str
         "sent": 0,
         "stored": 0,
         "duplicates": 0,
+        "folded": 0,
+        "skipped": {},
         "dropped": 0,
         "left": 0,
         "outcome": "empty",
@@ -259,6 +261,9 @@ def _flush_locked(env: Mapping[str, str], deadline: float, notes: list[str], res
                 answer = json.loads(payload)
                 result["stored"] += int(answer.get("stored", 0))
                 result["duplicates"] += int(answer.get("duplicates", 0))
+                result["folded"] += int(answer.get("folded", 0))
+                for reason, skipped in (answer.get("skipped_reasons") or {}).items():
+                    result["skipped"][reason] = result["skipped"].get(reason, 0) + int(skipped)
             except (ValueError, TypeError, AttributeError):
                 pass
             continue  # a limit halved by a 413/422 stays halved for the rest of this run

@@ -142,9 +142,17 @@ def now_iso() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def record(env: Mapping[str, str], what: str, outcome: str, namespace: str | None, count: int) -> None:
+def record(
+    env: Mapping[str, str],
+    what: str,
+    outcome: str,
+    namespace: str | None,
+    count: int,
+    details: Mapping[str, Any] | None = None,
+) -> None:
     """Store the latest `what` ("capture", "recall", "session-start", "flush", ...) outcome in
-    `status.json`. Never raises; when another writer holds the file too long the record is skipped."""
+    `status.json`, with `details` (a flush: what the server skipped per reason, and folded).
+    Never raises; when another writer holds the file too long the record is skipped."""
     try:
         directory = state_dir(env)
         fd = lock_file(os.path.join(directory, STATUS_LOCK), STATUS_LOCK_WAIT_S)
@@ -155,7 +163,13 @@ def record(env: Mapping[str, str], what: str, outcome: str, namespace: str | Non
             status = read_json(path, {})
             if not isinstance(status, dict):
                 status = {}
-            status[what] = {"at": now_iso(), "outcome": outcome, "namespace": namespace, "count": int(count)}
+            status[what] = {
+                **(details or {}),
+                "at": now_iso(),
+                "outcome": outcome,
+                "namespace": namespace,
+                "count": int(count),
+            }
             write_json_atomic(path, status)
         finally:
             unlock_file(fd)

@@ -241,6 +241,8 @@ class _Exchange:
         #: the stop reason of the last assistant entry (None while a message is written block by block)
         self.last_stop: Any = None
         self.digest: dict[str, list[str]] = {name: [] for name in DIGEST_FIELDS}
+        #: the API error or interruption marker that ended the turn: the reply when there is no other
+        self.ended_by = ""
 
     def _note(self, field: str, value: Any, limit: int = MAX_DIGEST_ITEM_CHARS) -> None:
         if not isinstance(value, str):
@@ -258,11 +260,12 @@ class _Exchange:
         kind = entry.get("type")
         if kind not in ("user", "assistant") or entry.get("isCompactSummary"):
             return
-        if kind == "assistant" and entry.get("isApiErrorMessage"):
-            return
         message = entry.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         if not isinstance(content, list):
+            return
+        if kind == "assistant" and entry.get("isApiErrorMessage"):
+            self.ended_by = first_line(_text_of(content)) or self.ended_by  # the server skips it (#35)
             return
         stamp = _timestamp(entry)
         if stamp:
@@ -270,6 +273,9 @@ class _Exchange:
         if kind == "assistant":
             self.last_stop = message.get("stop_reason") if isinstance(message, dict) else None
         if kind == "user":
+            said = _text_of(content).lstrip()
+            if said.startswith("[Request interrupted by user"):  # the server skips it (#35)
+                self.ended_by = first_line(said)
             for block in content:
                 if isinstance(block, dict) and block.get("type") == "tool_result":
                     self.awaiting = True
@@ -320,7 +326,7 @@ class _Exchange:
             "turn": self.turn,
             # NUL: PostgreSQL text cannot hold it, and nobody meant it
             "prompt": self.prompt.replace("\x00", "")[:MAX_TEXT_CHARS],
-            "reply": "\n\n".join(self.reply).replace("\x00", "")[:MAX_TEXT_CHARS],
+            "reply": ("\n\n".join(self.reply) or self.ended_by).replace("\x00", "")[:MAX_TEXT_CHARS],
             "started_at": self.started_at,
             "ended_at": self.ended_at,
             "cwd": self.cwd[:MAX_CWD_CHARS] if self.cwd else None,

@@ -254,12 +254,16 @@ CREATE TABLE public.memories (
     pinned boolean DEFAULT false NOT NULL,
     expires_at timestamp with time zone,
     capture_key text,
+    seen_count integer DEFAULT 1 NOT NULL,
+    last_seen_at timestamp with time zone,
+    fold_key bytea,
     CONSTRAINT memories_capture_key_check CHECK (((char_length(capture_key) >= 1) AND (char_length(capture_key) <= 300))),
     CONSTRAINT memories_category_check CHECK (((char_length(category) >= 1) AND (char_length(category) <= 64))),
     CONSTRAINT memories_content_check CHECK (((char_length(content) >= 1) AND (char_length(content) <= 100000))),
     CONSTRAINT memories_importance_check CHECK (((importance >= (0)::double precision) AND (importance <= (1)::double precision))),
     CONSTRAINT memories_kind_check CHECK ((kind = ANY (ARRAY['memory'::text, 'episode'::text]))),
-    CONSTRAINT memories_public_id_range CHECK (((public_id >= 1) AND (public_id <= '9007199254740991'::bigint)))
+    CONSTRAINT memories_public_id_range CHECK (((public_id >= 1) AND (public_id <= '9007199254740991'::bigint))),
+    CONSTRAINT memories_seen_count_check CHECK ((seen_count >= 1))
 );
 
 
@@ -680,6 +684,13 @@ CREATE INDEX memories_embedding_hnsw_idx ON public.memories USING hnsw (embeddin
 --
 
 CREATE INDEX memories_expires_at_idx ON public.memories USING btree (expires_at) WHERE (expires_at IS NOT NULL);
+
+
+--
+-- Name: memories_fold_key_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX memories_fold_key_idx ON public.memories USING btree (namespace_id, fold_key) WHERE ((fold_key IS NOT NULL) AND (deleted_at IS NULL));
 
 
 --

@@ -161,7 +161,8 @@ def test_an_unanswered_prompt_waits_and_session_end_stores_it(session: Session, 
     assert stub.turns == [0, 1, 2]
     session.hook("SessionEnd")
     assert stub.turns == [0, 1, 2, 3]
-    assert stub.kept[(SID, 3)]["reply"] == "" and stub.kept[(SID, 3)]["hook_event"] == "SessionEnd"
+    assert stub.kept[(SID, 3)]["hook_event"] == "SessionEnd"
+    assert stub.kept[(SID, 3)]["reply"] == "[Request interrupted by user for tool use]", "why the turn ended"
 
 
 def test_session_end_removes_cursors_of_sessions_untouched_for_months(session: Session, stub: Stub) -> None:

@@ -176,6 +176,7 @@ async def test_sending_exchanges_again_stores_nothing_twice_even_in_overlapping_
         "turn": 0,
         "ids": [forgotten],
         "duplicate": True,
+        "folded": False,
     }
     assert await conn.fetchval("SELECT count(*) FROM memories") == 3
 
@@ -209,7 +210,11 @@ async def test_private_spans_never_reach_the_database(
         alice,
         [
             exchange(0, prompt="Deploy it <private>my bank PIN is 4242</private> please"),
-            exchange(1, prompt="Check the logs <PRIVATE>\nthe password hint is falcon\n", reply="Done."),
+            exchange(
+                1,
+                prompt="Check the logs <PRIVATE>\nthe password hint is falcon\n",
+                reply="The logs show the worker restarting every night.",
+            ),
             exchange(2, prompt="<private>only this</private>", reply=""),
         ],
     )
@@ -248,7 +253,14 @@ async def test_with_capture_disabled_nothing_is_stored(
 ) -> None:
     async with running(settings, embedder, capture=CaptureSettings(enabled=False)) as client:
         answer = await capture(client, alice, [exchange(0), exchange(1)])
-    assert answer == {"stored": 0, "duplicates": 0, "skipped": 2, "results": []}
+    assert answer == {
+        "stored": 0,
+        "duplicates": 0,
+        "folded": 0,
+        "skipped": 2,
+        "skipped_reasons": {"disabled": 2},
+        "results": [],
+    }
     assert await conn.fetchval("SELECT count(*) FROM memories") == 0
 
 

@@ -1,6 +1,7 @@
-"""The memory domain's named queries and their typed arguments cannot drift apart.
+"""A domain's named queries and their typed arguments cannot drift apart.
 
-Each query of `app/memories/memories.sql` has one class in app/memories/queries.py whose fields are
+Each query of `app/memories/memories.sql` (and `app/capture/capture.sql`) has one class in the
+domain's queries.py whose fields are
 its `:name` parameters in the order of first use (they number them `$n`), each of the Python type
 PostgreSQL infers for it when it prepares the expanded query.
 """
@@ -13,10 +14,20 @@ from datetime import datetime
 from typing import Any
 
 import asyncpg
+import pytest
 from pgvector import HalfVector
 
-from app.db.queries import load_queries, named_parameters
-from app.memories.queries import FILE, QUERIES
+from app.capture import queries as capture_queries
+from app.db.queries import NamedQuery, load_queries, named_parameters
+from app.memories import queries as memories_queries
+
+DOMAINS = pytest.mark.parametrize(
+    ("sql_file", "classes"),
+    [
+        pytest.param(memories_queries.FILE, memories_queries.QUERIES, id="memories"),
+        pytest.param(capture_queries.FILE, capture_queries.QUERIES, id="capture"),
+    ],
+)
 
 SCALAR = {
     "bigint": int,
@@ -47,24 +58,33 @@ def _without_none(annotation: Any) -> Any:
     return annotation
 
 
-def test_every_query_has_its_arguments_class_and_every_class_its_query() -> None:
-    assert sorted(q.QUERY for q in QUERIES) == sorted(load_queries(*FILE))
+@DOMAINS
+def test_every_query_has_its_arguments_class_and_every_class_its_query(
+    sql_file: tuple[str, str], classes: tuple[type[NamedQuery], ...]
+) -> None:
+    assert sorted(q.QUERY for q in classes) == sorted(load_queries(*sql_file))
 
 
-def test_each_class_names_its_query_parameters_in_the_order_of_first_use() -> None:
-    queries = load_queries(*FILE)
+@DOMAINS
+def test_each_class_names_its_query_parameters_in_the_order_of_first_use(
+    sql_file: tuple[str, str], classes: tuple[type[NamedQuery], ...]
+) -> None:
+    queries = load_queries(*sql_file)
     mismatched = {
         q.QUERY: (q.parameter_names(), named_parameters(queries[q.QUERY]))
-        for q in QUERIES
+        for q in classes
         if q.parameter_names() != named_parameters(queries[q.QUERY])
     }
     assert mismatched == {}
 
 
-async def test_postgres_reads_each_parameter_as_the_type_of_its_field(conn: asyncpg.Connection) -> None:
+@DOMAINS
+async def test_postgres_reads_each_parameter_as_the_type_of_its_field(
+    conn: asyncpg.Connection, sql_file: tuple[str, str], classes: tuple[type[NamedQuery], ...]
+) -> None:
     mismatched: dict[str, Any] = {}
-    for query in QUERIES:
-        name = f"memories_{query.QUERY}"
+    for query in classes:
+        name = f"q_{query.QUERY}"
         await conn.execute(f"PREPARE {name} AS {query.statement()}")
         inferred = await conn.fetchval(
             "SELECT parameter_types::text[] FROM pg_prepared_statements WHERE name = $1", name

@@ -103,7 +103,16 @@ def test_flush_sends_batches_oldest_first_and_empties_the_spool(stub: Stub, env:
     append(env, "repo:two", stub.url, _exchanges(2, 3))
     notes: list[str] = []
     result = flush(env, 10, notes)
-    assert result == {"sent": 5, "stored": 5, "duplicates": 0, "dropped": 0, "left": 0, "outcome": "flushed"}
+    assert result == {
+        "sent": 5,
+        "stored": 5,
+        "duplicates": 0,
+        "folded": 0,
+        "skipped": {},
+        "dropped": 0,
+        "left": 0,
+        "outcome": "flushed",
+    }
     assert [path for path, _, _ in stub.requests] == [
         "/v1/capture/claude-code?namespace=repo%3Aone",
         "/v1/capture/claude-code?namespace=repo%3Atwo",

@@ -15,6 +15,7 @@ from click.testing import CliRunner, Result
 from app.cli import main
 from app.core.net import free_port
 from memoria_hook_client import spool, state
+from memoria_hook_client.capture_worker import run_flush
 
 
 @pytest.fixture
@@ -141,3 +142,60 @@ def test_with_the_server_up_the_local_state_follows_the_server_part(machine: dic
         line.startswith("last session ") and "injected count 4 namespace server default" in line
         for line in out
     )
+
+
+class _Capture(BaseHTTPRequestHandler):
+    """A stand-in capture route: every exchange sent is answered as the server's skip rules and
+    folding would count them."""
+
+    def do_POST(self) -> None:
+        sent = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["exchanges"]
+        body = {
+            "stored": 1,
+            "duplicates": 0,
+            "folded": 2,
+            "skipped": len(sent) - 3,
+            "skipped_reasons": {"greeting": len(sent) - 4, "api-error": 1},
+            "results": [],
+        }
+        payload = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *_args: Any) -> None:
+        pass
+
+
+def test_status_shows_what_the_server_skipped_per_reason_and_folded_in_the_last_flush(
+    machine: dict[str, str],
+) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Capture)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        env = {**machine, "MEMORIA_CLIENT__URL": url}
+        exchanges = [
+            {"session_id": "s", "turn": turn, "prompt": "hi", "reply": "Hello!"} for turn in range(7)
+        ]
+        spool.append(env, "repo:shop-api", url, exchanges)
+        result = run_flush(env, 5.0, [])
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+    assert (result["outcome"], result["folded"], result["skipped"]) == (
+        "flushed",
+        2,
+        {"greeting": 3, "api-error": 1},
+    )
+    out = lines(memoria(machine, "status"))
+    flush = out.index(next(line for line in out if line.startswith("last flush ")))
+    assert "flushed count 7" in out[flush]
+    assert out[flush + 1 : flush + 3] == [
+        "skipped api-error 1, greeting 3",
+        "folded 2 repeats into earlier episodes",
+    ]

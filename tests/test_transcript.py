@@ -151,8 +151,8 @@ def test_session_end_stores_the_unanswered_exchange_with_what_there_is() -> None
     first = read_delta(str(TOOLS), 0, 0, SID)
     last = read_delta(str(TOOLS), first.offset, first.turn, SID, final=True)
     assert [(e["turn"], e["prompt"], e["reply"]) for e in last.exchanges] == [
-        (3, "Also bump the version to 1.4.0.", "")
-    ]
+        (3, "Also bump the version to 1.4.0.", "[Request interrupted by user for tool use]")
+    ], "the interruption is the reply: the server's skip rules see it"
     assert last.exchanges[0]["digest"]["commands"] == ["sed -i 's/1.3.0/1.4.0/' pyproject.toml"]
     assert not last.pending
 

@@ -539,3 +539,30 @@ async def test_the_namespaces_page_counts_live_memories_episodes_and_concepts(
     )
     assert newest.strftime(">%Y-%m-%dT%H:%MZ<") in row  # when the newest live item (the episode) came, in UTC
     assert "Nothing shared" in page
+
+
+async def test_an_episode_page_shows_how_often_its_exchange_was_seen(client: Client, alice_key: str) -> None:
+    csrf = await sign_in(client, alice_key)
+    assert csrf
+    exchanges = [
+        {
+            "session_id": f"s-{n}",
+            "turn": 0,
+            "prompt": "Which queue holds refunds?",
+            "reply": "The refunds queue.",
+            "started_at": f"2026-11-2{n}T09:00:00Z",
+        }
+        for n in (1, 2)
+    ]
+    captured = await client.post(
+        "/v1/capture/claude-code",
+        json={"exchanges": exchanges},
+        headers={"Authorization": f"Bearer {alice_key}"},
+    )
+    assert captured.status_code == 200, captured.text
+    assert captured.json()["folded"] == 1
+    episode_id = captured.json()["results"][0]["ids"][0]
+    page = (await client.get(f"/memories/{episode_id}")).text
+    assert "<dt>Seen</dt><dd>2 times, last on 2026-11-22 09:00" in page
+    once = await capture_episode(client, alice_key)
+    assert "<dt>Seen</dt>" not in (await client.get(f"/memories/{once}")).text

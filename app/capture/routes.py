@@ -30,8 +30,12 @@ DEFAULT_NAMESPACE = "default"
         "credentials redacted, chunked under `MEMORIA_CAPTURE__MAX_CHUNK_CHARS`, embedded by a "
         "background job. The key `claude-code:<session_id>:<turn>:<chunk>` is unique per namespace: "
         "an exchange sent again is a `duplicate`, never stored twice. Episodes expire after "
-        "`MEMORIA_MEMORIES__EPISODE_TTL_DAYS` unless recalled or promoted. Empty exchanges are "
-        "`skipped`; with capture disabled (`MEMORIA_CAPTURE__ENABLED=false`) every exchange is."
+        "`MEMORIA_MEMORIES__EPISODE_TTL_DAYS` unless recalled or promoted. Exchanges with nothing "
+        "to remember (greetings, API errors, interruptions, refused tool calls, progress-only replies, "
+        "unanswered questions, empty ones) are `skipped`, counted per reason in `skipped_reasons`; "
+        "with capture disabled (`MEMORIA_CAPTURE__ENABLED=false`) every exchange is. An exchange "
+        "repeating an episode of the namespace (the same prompt and reply, case and punctuation "
+        "aside) is `folded` into it: its `seen_count` grows and its expiry moves back, no new row."
     ),
     opt={DEADLINE_KIND: WRITE},
     responses={

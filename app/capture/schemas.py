@@ -73,6 +73,9 @@ class CapturedExchange(msgspec.Struct, kw_only=True):
     """The episodes holding the exchange (one per chunk); for a duplicate, the memories that hold it."""
     duplicate: bool
     """Captured before (same session and turn), or its text is a live memory of the namespace already."""
+    folded: bool = False
+    """It repeats an episode of the namespace (the same prompt and reply, once normalised): counted
+    as one more sighting of that episode (`ids`, its `seen_count`) instead of stored."""
 
 
 class CaptureResult(msgspec.Struct, kw_only=True):
@@ -80,7 +83,14 @@ class CaptureResult(msgspec.Struct, kw_only=True):
     """Exchanges stored now."""
     duplicates: int
     """Exchanges captured before: not stored again."""
+    folded: int
+    """Exchanges that repeated an episode and were counted into it instead of stored."""
     skipped: int
-    """Empty exchanges (no prompt text, no reply), or every exchange when capture is disabled."""
+    """Exchanges with nothing to remember (see `skipped_reasons`), or every exchange when capture
+    is disabled."""
+    skipped_reasons: dict[str, int]
+    """How many were skipped for each reason: `empty` (no text once private spans are out),
+    `greeting`, `api-error`, `interrupted`, `permission-refused`, `progress-only`, `unanswered`
+    (the skip rules, in the docs' Capture page), `disabled`. Reasons that skipped none are left out."""
     results: list[CapturedExchange]
     """One per exchange not skipped, in the order sent."""

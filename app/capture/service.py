@@ -1,30 +1,39 @@
 """`CaptureService`: Claude Code exchanges in, `episode` memories out, through the memory service.
 
-Nothing here writes to the database itself: each exchange becomes one or more `EpisodeIn` items
-(text built and chunked by app.capture.text, a capture key per chunk, an expiry) that
-`MemoryService.store_episodes` checks and redacts exactly as it does every stored memory, inserts
-in one statement and leaves to the durable embedding job. Idempotency is the key
-`claude-code:<session_id>:<turn>:<chunk>`, unique per namespace: a batch sent again (a crash in the
-middle of a flush, the same hook firing twice, overlapping batches) stores nothing twice.
+Each exchange first meets the skip rules (app.capture.rules): one with nothing to remember is
+counted under its reason and not stored. One that repeats an episode of the namespace (its
+normalised prompt and reply, app.capture.fold) folds into it: one more sighting, a later expiry,
+no new row. The rest become `EpisodeIn` items (text built and chunked by app.capture.text, a
+capture key per chunk, an expiry) that `MemoryService.store_episodes` checks and redacts exactly as
+it does every stored memory, inserts in one statement and leaves to the durable embedding job.
+Idempotency is the key `claude-code:<session_id>:<turn>:<chunk>`, unique per namespace: a batch
+sent again (a crash in the middle of a flush, the same hook firing twice, overlapping batches)
+stores nothing twice and counts no sighting twice.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import msgspec
 
+from app.capture.fold import Folded, Sighting, fold, fold_key, remember_keys
+from app.capture.rules import DISABLED, skip_reason
 from app.capture.schemas import CapturedExchange, CaptureRequest, CaptureResult, Exchange
 from app.capture.settings import CaptureSettings
 from app.capture.text import chunk, clean_said, episode_text
+from app.core.metrics import CaptureMetrics
+from app.db.pool import Database
 from app.errors import InvalidInput
 from app.memories import MemoryService
 from app.memories.schemas import MemoryIn
 from app.memories.service import EpisodeIn
 from app.memories.settings import MemorySettings
 from app.memories.validation import check_metadata
+from app.namespaces.service import ensure_namespaces
 
 SOURCE = "claude-code"
 TAGS = ["claude-code"]
@@ -39,57 +48,142 @@ def capture_key(session_id: str, turn: int, chunk_index: int) -> str:
 class _Planned:
     exchange: Exchange
     episodes: list[EpisodeIn]
+    skipped: str | None = None
+    """The skip rule's reason; None: stored (or folded)."""
+    fold_key: bytes | None = None
+    """The exchange's fingerprint when it is one episode (only those fold)."""
 
 
 class CaptureService:
-    def __init__(self, memories: MemoryService, settings: CaptureSettings, limits: MemorySettings) -> None:
+    def __init__(
+        self,
+        memories: MemoryService,
+        settings: CaptureSettings,
+        limits: MemorySettings,
+        db: Database,
+        metrics: CaptureMetrics | None = None,
+    ) -> None:
         self._memories = memories
         self._settings = settings
         self._limits = limits
+        self._db = db
+        self._metrics = metrics if metrics is not None else CaptureMetrics()
         # a chunk must also be a storable memory
         self._max_chars = min(settings.max_chunk_chars, limits.max_content_chars)
 
     async def capture(self, user_id: int, namespace: str, request: CaptureRequest) -> CaptureResult:
         """Store the exchanges of `request` as episodes in `namespace` (an own namespace, created on
-        first use, or `@owner/name` shared with the caller for writing). Empty exchanges are skipped;
-        with capture disabled, every exchange is."""
+        first use, or `@owner/name` shared with the caller for writing). Exchanges with nothing to
+        remember are skipped, each under its rule's reason; repeats of an episode fold into it;
+        with capture disabled, every exchange is skipped."""
         count = len(request.exchanges)
         if count > self._settings.max_exchanges:
             raise InvalidInput(
                 f"a capture holds at most {self._settings.max_exchanges} exchanges, got {count}"
             )
         if not self._settings.enabled:
-            return CaptureResult(stored=0, duplicates=0, skipped=count, results=[])
+            self._metrics.skipped(DISABLED, count)
+            return CaptureResult(
+                stored=0, duplicates=0, folded=0, skipped=count, skipped_reasons={DISABLED: count}, results=[]
+            )
         expires_at = datetime.now(UTC) + timedelta(days=self._limits.episode_ttl_days)
         planned = [self._plan(namespace, exchange, expires_at) for exchange in request.exchanges]
-        kept = [p for p in planned if p.episodes]
-        stored = await self._memories.store_episodes(user_id, [e for p in kept for e in p.episodes])
-        results: list[CapturedExchange] = []
-        at = 0
-        for plan in kept:
-            mine = stored[at : at + len(plan.episodes)]
-            at += len(plan.episodes)
-            results.append(
-                CapturedExchange(
-                    session_id=plan.exchange.session_id,
-                    turn=plan.exchange.turn,
-                    ids=[r.id for r in mine],
-                    duplicate=all(r.duplicate for r in mine),
-                )
-            )
+        reasons = Counter(p.skipped for p in planned if p.skipped is not None)
+        kept = [p for p in planned if p.skipped is None]
+        outcomes: dict[int, CapturedExchange] = {}
+        pending = list(range(len(kept)))
+        while pending:  # a fingerprint twice in one batch: the second folds into the first, a round later
+            seen: set[bytes] = set()
+            now: list[int] = []
+            later: list[int] = []
+            for i in pending:
+                key = kept[i].fold_key
+                (later if key is not None and key in seen else now).append(i)
+                if key is not None:
+                    seen.add(key)
+            outcomes |= await self._fold_or_store(user_id, namespace, expires_at, kept, now)
+            pending = later
+        results = [outcomes[i] for i in range(len(kept))]
+        folded = sum(r.folded for r in results)
         duplicates = sum(r.duplicate for r in results)
+        for reason, skipped in reasons.items():
+            self._metrics.skipped(reason, skipped)
+        self._metrics.folded(folded)
         return CaptureResult(
-            stored=len(results) - duplicates,
+            stored=len(results) - duplicates - folded,
             duplicates=duplicates,
+            folded=folded,
             skipped=count - len(kept),
+            skipped_reasons=dict(sorted(reasons.items())),
             results=results,
         )
 
+    async def _fold_or_store(
+        self, user_id: int, namespace: str, expires_at: datetime, kept: list[_Planned], indexes: list[int]
+    ) -> dict[int, CapturedExchange]:
+        """Fold the exchanges at `indexes` that repeat an episode, store the others (their
+        fingerprints recorded, for the repeats to come); {index: its result}."""
+        foldable = [i for i in indexes if kept[i].fold_key is not None]
+        folded: dict[int, Folded] = {}
+        if foldable:
+            async with self._db.write.acquire() as conn, conn.transaction():
+                namespace_id = (await ensure_namespaces(conn, user_id, [namespace]))[namespace]
+                found = await fold(
+                    conn, [self._sighting(namespace_id, kept[i], expires_at) for i in foldable]
+                )
+            folded = {foldable[at]: where for at, where in found.items()}
+        outcomes = {
+            i: CapturedExchange(
+                session_id=kept[i].exchange.session_id,
+                turn=kept[i].exchange.turn,
+                ids=[where.public_id],
+                duplicate=not where.counted,
+                folded=where.counted,
+            )
+            for i, where in folded.items()
+        }
+        to_store = [i for i in indexes if i not in folded]
+        stored = await self._memories.store_episodes(user_id, [e for i in to_store for e in kept[i].episodes])
+        new_ids: list[int] = []
+        new_keys: list[bytes] = []
+        at = 0
+        for i in to_store:
+            plan = kept[i]
+            mine = stored[at : at + len(plan.episodes)]
+            at += len(plan.episodes)
+            duplicate = all(r.duplicate for r in mine)
+            if plan.fold_key is not None and not duplicate:
+                new_ids.append(mine[0].id)
+                new_keys.append(plan.fold_key)
+            outcomes[i] = CapturedExchange(
+                session_id=plan.exchange.session_id,
+                turn=plan.exchange.turn,
+                ids=[r.id for r in mine],
+                duplicate=duplicate,
+            )
+        if new_ids:
+            async with self._db.write.acquire() as conn:
+                await remember_keys(conn, new_ids, new_keys)
+        return outcomes
+
+    @staticmethod
+    def _sighting(namespace_id: int, plan: _Planned, expires_at: datetime) -> Sighting:
+        assert plan.fold_key is not None  # only foldable plans get here
+        episode = plan.episodes[0]
+        return Sighting(
+            namespace_id=namespace_id,
+            fold_key=plan.fold_key,
+            capture_key=episode.capture_key,
+            seen_at=plan.exchange.started_at or datetime.now(UTC),
+            expires_at=expires_at,
+        )
+
     def _plan(self, namespace: str, exchange: Exchange, expires_at: datetime) -> _Planned:
-        """The exchange's episodes: none when it is empty once private spans are out."""
+        """The exchange's episodes, or the reason it has none (app.capture.rules)."""
         prompt, reply = clean_said(exchange.prompt), clean_said(exchange.reply)
-        if not prompt and not reply:
-            return _Planned(exchange, [])
+        reason = skip_reason(prompt, reply, exchange.digest)
+        if reason is not None:
+            return _Planned(exchange, [], skipped=reason)
         pieces = chunk(episode_text(prompt, reply, exchange.digest), self._max_chars)
         base = self._metadata(exchange, len(pieces))
         return _Planned(
@@ -110,6 +204,7 @@ class CaptureService:
                 )
                 for index, piece in enumerate(pieces)
             ],
+            fold_key=fold_key(prompt, reply) if len(pieces) == 1 else None,
         )
 
     def _metadata(self, exchange: Exchange, chunks: int) -> dict[str, Any]:

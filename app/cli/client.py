@@ -270,6 +270,20 @@ def _local_state(client: ClientSettings) -> None:
                 f"count {record.get('count')}  namespace {namespace}"
             )
         )
+        if what == "flush":
+            _flush_counts(record)
+
+
+def _flush_counts(record: dict[str, Any]) -> None:
+    """What the server left out of the last flush, per skip rule, and how many exchanges it folded
+    into episodes they repeat (the capture route's answer, recorded by the flusher)."""
+    skipped = record.get("skipped")
+    if isinstance(skipped, dict) and skipped:
+        reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(skipped.items()))
+        console().print(escape(f"  skipped  {reasons}"))
+    folded = record.get("folded")
+    if isinstance(folded, int) and folded:
+        console().print(f"  folded   {folded} repeats into earlier episodes")
 
 
 @click.command()

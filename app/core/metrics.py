@@ -208,6 +208,34 @@ class RateLimitMetrics:
         self._limited[limit].inc()
 
 
+class CaptureMetrics:
+    """What captures left out and folded: the skip rules' reasons (app/capture/rules.py), counted
+    as the capture route applies them, and the exchanges folded into an episode they repeat."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        registry = registry if registry is not None else CollectorRegistry()
+        self._skipped = Counter(
+            "memoria_capture_skipped",
+            "Captured exchanges not stored, by the reason the capture route gave (greeting, "
+            "api-error, interrupted, permission-refused, progress-only, unanswered, empty, disabled)",
+            ["reason"],
+            registry=registry,
+        )
+        self._folded = Counter(
+            "memoria_capture_folded",
+            "Captured exchanges that repeated an episode of their namespace and were counted as one "
+            "more sighting of it instead of stored",
+            registry=registry,
+        )
+
+    def skipped(self, reason: str, count: int = 1) -> None:
+        self._skipped.labels(reason).inc(count)
+
+    def folded(self, count: int) -> None:
+        if count:
+            self._folded.inc(count)
+
+
 class Metrics:
     """Every instrument of one app, on its own registry (what `/metrics` exposes)."""
 
@@ -218,3 +246,4 @@ class Metrics:
         self.embeddings = EmbeddingMetrics(self.registry)
         self.jobs = JobMetrics(self.registry)
         self.rate_limits = RateLimitMetrics(self.registry)
+        self.capture = CaptureMetrics(self.registry)

@@ -15,7 +15,7 @@
 -- fragment: memory_columns(m, n)
 m.public_id AS id, n.name AS namespace, m.content, m.category, m.tags, m.importance, m.expanded_keywords,
 m.is_sensitive, m.has_secrets, m.source, m.metadata, m.embedding_model, m.created_at, m.updated_at,
-m.deleted_at, m.kind, m.pinned, m.expires_at
+m.deleted_at, m.kind, m.pinned, m.expires_at, m.seen_count, m.last_seen_at
 
 -- fragment: scan_columns()
 id, namespace_id, content, category, tags, expanded_keywords, source, metadata, is_sensitive,

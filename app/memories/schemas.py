@@ -177,6 +177,10 @@ class Memory(msgspec.Struct, kw_only=True):
     pinned: bool
     expires_at: datetime | None
     """When the expiry job deletes this episode (null: never)."""
+    seen_count: int = 1
+    """How many captured exchanges this episode stands for: 1, plus each repeat folded into it."""
+    last_seen_at: datetime | None = None
+    """When the last repeat folded into it happened (null: none yet)."""
 
 
 class MemoryPage(msgspec.Struct, kw_only=True):
