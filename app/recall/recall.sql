@@ -223,7 +223,7 @@ dense_ann AS (
 -- scope may hold more (selective filters, or a scope that is a sliver of a big table). `+ 0` keeps
 -- this ORDER BY off the HNSW index. Without row filters it reads the scope's vectors index alone
 -- (memories_scope_vectors_idx, an index-only scan: the scope's vectors side by side instead of one
--- table page per memory; at 1M memories, 19.5k in scope, 13 ms against 36-48). A generic plan can
+-- table page per memory, which is what a big table's small scope pays for). A generic plan can
 -- only scan an index alone for a query that names no other column, hence two branches behind the
 -- one :row_filters gate, the second with the row filters and reading the table.
 dense_exact AS (
