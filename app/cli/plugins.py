@@ -2,8 +2,8 @@
 
 The benchmarks (`memoria bench …`) are their own package, `memoria_bench`, which imports the app and
 is never imported by it: a distribution declares `[project.entry-points."memoria.commands"]` with a
-click command, and `memoria` adds it here. The production install leaves the bench out while its
-metadata may still name it, so a plugin that cannot be loaded must not take the other commands down:
+click command, and `memoria` adds it here. The production image leaves the bench out while its
+metadata still names it, so a plugin that cannot be loaded must not take the other commands down:
 it becomes a stand-in of the same name that says what is missing and exits 1. They are loaded the
 first time a name that is not the app's own is looked up, or the commands are listed (`--help`), so
 `memoria serve` never imports them, and a plugin importing `app.cli` is no import cycle.
@@ -20,10 +20,9 @@ import click
 #: The entry-point group `memoria` reads its extra commands from.
 GROUP = "memoria.commands"
 
-# The bench is not a shipped package: it runs from a checkout installed with the checkout on the path.
+# The bench needs its extra's dependencies, and the production image leaves the package out.
 _INSTALL_HINT = (
-    "it runs from a checkout installed as `make venv` does: "
-    "pip install -e '.[bench]' --config-settings editable_mode=compat"
+    "install it with its dependencies: pip install 'memoria[bench]' (a checkout: pip install -e '.[bench]')"
 )
 
 
