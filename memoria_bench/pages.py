@@ -30,6 +30,9 @@ MAX_COLUMNS = 14
 #: Rows shown of a list of records (e.g. every miss of the secrets bench); the rest are counted.
 MAX_ROWS = 100
 _DEEPEST_HEADING = 6
+#: A text longer than this (a latency report's query plans) stays in the JSON the page links: the
+#: page is for reading, the JSON keeps every detail.
+MAX_TEXT = 300
 
 
 class ReportError(ValueError):
@@ -229,7 +232,10 @@ def _cell(value: Any) -> str:
         return f"{round(value, 4):g}" if abs(value) < 1e6 else f"{value:.0f}"
     if isinstance(value, list):
         return ", ".join(_cell(item) for item in value) if value else "none"
-    return str(value)
+    text = str(value)
+    if len(text) > MAX_TEXT:
+        return f"{len(text):,} characters, in the JSON report"
+    return text
 
 
 def _code(value: Any) -> str:

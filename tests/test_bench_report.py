@@ -151,3 +151,18 @@ def test_the_command_line_in_a_report_gives_every_option_set_but_never_an_api_ke
     ctx = hook.make_context("hook", ["--key", "mem_live_secret", "--runs", "4", "--check"])
     line = command_line(ctx, ("memoria", "bench", "hook"))
     assert line == "memoria bench hook --key REDACTED --runs 4 --check"
+
+
+def test_a_long_text_such_as_a_query_plan_stays_in_the_json(tmp_path: Path) -> None:
+    plan = "Nested Loop  (cost=1.00..2.00 rows=10 width=277) " * 40
+    report = {
+        "explain": {"big/all": {"slowest": {"text": plan, "execution_ms": 11.5}}},
+        "provenance": PROVENANCE,
+    }
+    code, output, out = _render(tmp_path, report)
+    assert code == 0, output
+    text = (out / "2026-11-27-quality-locomo-turns.md").read_text()
+    assert "Nested Loop" not in text
+    assert f"{len(plan):,} characters, in the JSON report" in text
+    assert "11.5" in text
+    assert "Nested Loop" in (out / "2026-11-27-quality-locomo-turns.json").read_text()
