@@ -88,12 +88,15 @@ def test_builder_installs_cpu_torch_before_the_project(stages: list[Stage]) -> N
 
 
 def test_runtime_stage_copies_only_the_venv_and_the_app_files(final: Stage) -> None:
+    """The service, the hook client its command line runs (`memoria hook`), and the migrations;
+    never the benchmarks (memoria_bench) or the tests."""
     copies = final.args("COPY")
     from_builder = [c for c in copies if c.startswith("--from=")]
     assert from_builder and all("/opt/venv" in c for c in from_builder)
     sources = {c.split()[0] for c in copies if not c.startswith("--")}
-    assert sources <= {"app", "migrations", "alembic.ini"}, f"unexpected files in the image: {sources}"
-    assert {"app", "migrations", "alembic.ini"} <= sources
+    expected = {"app", "memoria_hook_client", "migrations", "alembic.ini"}
+    assert sources <= expected, f"unexpected files in the image: {sources}"
+    assert expected <= sources
     for run in final.args("RUN"):
         assert not re.search(r"apt-get|apk |gcc|build-essential|pip install", run), run
 
