@@ -563,6 +563,9 @@ async def test_an_episode_page_shows_how_often_its_exchange_was_seen(client: Cli
     assert captured.json()["folded"] == 1
     episode_id = captured.json()["results"][0]["ids"][0]
     page = (await client.get(f"/memories/{episode_id}")).text
-    assert "<dt>Seen</dt><dd>2 times, last on 2026-11-22 09:00" in page
+    assert (
+        '<dt>Seen</dt><dd>2 times, last on <time datetime="2026-11-22T09:00:00Z">2026-11-22T09:00Z</time>'
+        in page
+    )
     once = await capture_episode(client, alice_key)
     assert "<dt>Seen</dt>" not in (await client.get(f"/memories/{once}")).text
