@@ -63,8 +63,10 @@ def prompts(count: int) -> list[str]:
 
 
 def event(prompt: str, cwd: str) -> dict[str, Any]:
+    """A prompt of a new session each time: the server's per-session ledger would otherwise leave
+    out of later prompts what earlier ones were given, and the runs would not measure alike."""
     return {
-        "session_id": "bench",
+        "session_id": f"bench-{secrets.token_hex(8)}",
         "transcript_path": os.devnull,
         "cwd": cwd,
         "hook_event_name": "UserPromptSubmit",

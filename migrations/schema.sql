@@ -396,6 +396,20 @@ ALTER TABLE public.secret_reads ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY
 
 
 --
+-- Name: session_ledger; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.session_ledger (
+    user_id bigint NOT NULL,
+    session_id text NOT NULL,
+    memory_id bigint NOT NULL,
+    injected_at timestamp with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    CONSTRAINT session_ledger_session_id_check CHECK (((char_length(session_id) >= 1) AND (char_length(session_id) <= 128)))
+);
+
+
+--
 -- Name: ui_sessions; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -569,6 +583,14 @@ ALTER TABLE ONLY public.rate_limits
 
 ALTER TABLE ONLY public.secret_reads
     ADD CONSTRAINT secret_reads_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: session_ledger session_ledger_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.session_ledger
+    ADD CONSTRAINT session_ledger_pkey PRIMARY KEY (user_id, session_id, memory_id);
 
 
 --
@@ -785,6 +807,20 @@ CREATE INDEX secret_reads_user_idx ON public.secret_reads USING btree (user_id, 
 
 
 --
+-- Name: session_ledger_expires_at_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX session_ledger_expires_at_idx ON public.session_ledger USING btree (expires_at);
+
+
+--
+-- Name: session_ledger_memory_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX session_ledger_memory_idx ON public.session_ledger USING btree (memory_id);
+
+
+--
 -- Name: ui_sessions_expires_idx; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -916,6 +952,22 @@ ALTER TABLE ONLY public.secret_reads
 
 ALTER TABLE ONLY public.secret_reads
     ADD CONSTRAINT secret_reads_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
+
+
+--
+-- Name: session_ledger session_ledger_memory_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.session_ledger
+    ADD CONSTRAINT session_ledger_memory_id_fkey FOREIGN KEY (memory_id) REFERENCES public.memories(id) ON DELETE CASCADE;
+
+
+--
+-- Name: session_ledger session_ledger_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.session_ledger
+    ADD CONSTRAINT session_ledger_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
 
 
 --

@@ -835,12 +835,14 @@ async def send(client: Client, actor: Actor, probe: Probe) -> httpx.Response:
 @pytest.fixture
 async def walked(settings: Settings, embedder: LocalEmbedder) -> AsyncIterator[Client]:
     """The app with rate limits off, credentials sealed under a key, a roomy hook budget, and
-    /metrics served (behind its own token)."""
+    /metrics served (behind its own token). The hooks' per-session ledger is off: the walk sends one
+    hook body as each actor in turn to see what each may see, and a session's ledger would leave out
+    the second time what the first was given (tests/test_session_ledger.py pins the ledger)."""
     configured = settings.model_copy(
         update={
             "auth": AuthSettings(rate_limits=False),
             "secrets": sealing_settings(),
-            "hooks": HookSettings(budget_ms=10_000),
+            "hooks": HookSettings(budget_ms=10_000, ledger_ttl_hours=0),
             "metrics": MetricsSettings(token=SecretStr(METRICS_TOKEN)),
         }
     )

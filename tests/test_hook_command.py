@@ -19,6 +19,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -140,9 +141,11 @@ def home(tmp_path: Path) -> Path:
 
 
 def event(prompt: str, cwd: Path) -> bytes:
+    """A prompt of a new session each time: the server's per-session ledger would leave out of a
+    second prompt of one session what the first was given, and these tests compare answers."""
     return json.dumps(
         {
-            "session_id": "4b1e0c1a",
+            "session_id": uuid.uuid4().hex,
             "transcript_path": "/tmp/t.jsonl",
             "cwd": str(cwd),
             "hook_event_name": "UserPromptSubmit",
@@ -205,13 +208,13 @@ def test_running_server_memories_come_back_as_additional_context(memoria: Memori
 
 
 def test_the_memoria_command_gives_the_same_answer(memoria: Memoria, home: Path) -> None:
-    payload = event("How do we deploy the service to production?", memoria.repo)
-    script = run_hook(home, payload, url=memoria.url, key=memoria.key)
+    prompt = "How do we deploy the service to production?"
+    script = run_hook(home, event(prompt, memoria.repo), url=memoria.url, key=memoria.key)
     # `memoria` itself takes most of a second to import, so it gets room here; the installed
-    # command is the script.
+    # command is the script. Each runs as a session of its own (`event`).
     command = run_hook(
         home,
-        payload,
+        event(prompt, memoria.repo),
         url=memoria.url,
         key=memoria.key,
         argv=[MEMORIA, "hook", "user-prompt-submit"],

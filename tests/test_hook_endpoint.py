@@ -115,6 +115,7 @@ async def test_prompt_in_a_repository_gets_its_memories_best_first(
         ("   \n ", "empty"),
         ("yes", "too-short"),
         ("continue", "too-short"),
+        ("ok thanks, that works, go ahead", "acknowledgement"),
         ("/clear", "slash-command"),
         ("/review deploy pipeline", "slash-command"),
         ('{"deploy": {"target": "production", "replicas": 3}}', "json"),

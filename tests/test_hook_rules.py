@@ -9,7 +9,7 @@ import pytest
 
 from app.client.settings import ClientSettings
 from app.hooks.context import render
-from app.hooks.policy import MAX_QUERY_CHARS, judge
+from app.hooks.policy import MAX_QUERY_CHARS, Verdict, judge
 from app.namespaces import validate_namespace_name
 from app.recall.schemas import RecallHit
 from app.settings import HookSettings
@@ -150,3 +150,40 @@ def test_a_memory_too_long_for_the_rest_of_the_budget_is_skipped_not_cut() -> No
 def test_the_best_memory_is_shortened_rather_than_dropped() -> None:
     text, count = render("repo:x", [hit(1, "z" * 5000)], 300)
     assert count == 1 and len(text) == 300 and text.endswith("…")
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "thanks, that works!",
+        "ok go ahead please",
+        "Yes, continue 👍",
+        "Sounds good, thank you so much",
+        "looks good to me",
+        "LGTM, go on please",
+        "That\u2019s perfect, thanks",  # a typographic apostrophe
+    ],
+)
+def test_pure_acknowledgements_skip_recall(prompt: str) -> None:
+    assert judge(prompt, 12) == Verdict(None, "acknowledgement")
+
+
+@pytest.mark.parametrize(
+    ("prompt", "reason"),
+    [("ok", "too-short"), ("go on", "too-short"), ("thanks", "too-short"), ("/compact", "slash-command")],
+)
+def test_very_short_prompts_and_slash_commands_skip_recall(prompt: str, reason: str) -> None:
+    assert judge(prompt, 12) == Verdict(None, reason)
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "no, that is wrong: the staging database is in eu-west-1",
+        "continue with the migration of the users table",
+        "ok, now add a retry to the deploy script",
+        "thanks thanks thanks thanks thanks but where do the logs go?",
+    ],
+)
+def test_a_prompt_that_says_something_besides_an_acknowledgement_is_searched(prompt: str) -> None:
+    assert judge(prompt, 12).reason == "ok"

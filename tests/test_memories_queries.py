@@ -1,7 +1,7 @@
 """A domain's named queries and their typed arguments cannot drift apart.
 
-Each query of `app/memories/memories.sql` (and `app/capture/capture.sql`) has one class in the
-domain's queries.py whose fields are
+Each query of `app/memories/memories.sql` (and `app/capture/capture.sql`, `app/memories/ledger.sql`)
+has one class in the domain's queries.py (ledger.py) whose fields are
 its `:name` parameters in the order of first use (they number them `$n`), each of the Python type
 PostgreSQL infers for it when it prepares the expanded query.
 """
@@ -19,6 +19,7 @@ from pgvector import HalfVector
 
 from app.capture import queries as capture_queries
 from app.db.queries import NamedQuery, load_queries, named_parameters
+from app.memories import ledger as ledger_queries
 from app.memories import queries as memories_queries
 
 DOMAINS = pytest.mark.parametrize(
@@ -26,6 +27,7 @@ DOMAINS = pytest.mark.parametrize(
     [
         pytest.param(memories_queries.FILE, memories_queries.QUERIES, id="memories"),
         pytest.param(capture_queries.FILE, capture_queries.QUERIES, id="capture"),
+        pytest.param(ledger_queries.FILE, ledger_queries.QUERIES, id="ledger"),
     ],
 )
 

@@ -10,6 +10,7 @@ from app.db.queries import compile_named, expand, named_parameters, parse, with_
 from app.graph import browse
 from app.hooks.start_context import START_CONTEXT
 from app.memories import queries as memory_queries
+from app.memories.ledger import with_ledger_fragments
 from app.recall.sql import recall_sql
 
 FILE = """-- notes about the file, no query
@@ -81,7 +82,7 @@ def _read_paths() -> dict[str, str]:
     """Every query that answers memories to a reader, as PostgreSQL gets it."""
     return {
         "recall": recall_sql(),
-        "session start": with_shared_fragments(START_CONTEXT),
+        "session start": with_ledger_fragments(START_CONTEXT),
         "list (and export, which pages through it)": memory_queries.ListMemories.statement(),
         "get": memory_queries.GetMemory.statement(),
         "graph browse": with_shared_fragments(browse._CONCEPT_MEMORIES),

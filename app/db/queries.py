@@ -235,3 +235,10 @@ class NamedQuery:
 @cache
 def _statement(package: str, name: str, query: str, order: tuple[str, ...]) -> str:
     return compile_named(load_queries(package, name)[query], order)
+
+
+@cache
+def with_fragments(sql: str, package: str, name: str) -> str:
+    """`sql` (a query written in Python) with the markers of the shared fragments and of file
+    `name`'s fragments expanded: a read path not in a `.sql` file yet using another domain's rule."""
+    return expand(sql, shared_fragments() | _read(package, name).fragments)

@@ -59,15 +59,21 @@ def pick(hits: Sequence[RecallHit], limit: int, min_score: float, episode_ratio:
 
 def render(namespace: str, hits: Sequence[RecallHit], max_chars: int) -> tuple[str, int]:
     """(text, memories included); ("", 0) when nothing fits."""
+    text, included = layout(namespace, hits, max_chars)
+    return text, len(included)
+
+
+def layout(namespace: str, hits: Sequence[RecallHit], max_chars: int) -> tuple[str, list[RecallHit]]:
+    """(text, the hits it includes); ("", []) when nothing fits."""
     text = header(namespace)
-    included = 0
+    included: list[RecallHit] = []
     for hit in hits:
         line = "\n" + memory_line(hit)
         room = max_chars - len(text)
         if len(line) <= room:
             text += line
-            included += 1
-        elif included == 0 and room > 40:
+            included.append(hit)
+        elif not included and room > 40:
             text += line[: room - 1] + "…"
-            included += 1
-    return (text, included) if included else ("", 0)
+            included.append(hit)
+    return (text, included) if included else ("", [])

@@ -1,9 +1,10 @@
 """Whether a prompt is worth a recall, and which part of it to search with.
 
 Recall runs before every prompt, so most of its value is in not running (or not searching with
-noise): slash commands and one-word answers ("yes", "continue") carry no topic, and a pasted stack
-trace, diff or JSON blob would drown the few words of the actual question. Code and tool output are
-set aside line by line; what is left, if long enough, is the query.
+noise): slash commands, very short prompts and pure acknowledgements ("yes", "continue", "ok
+thanks, go ahead") carry no topic, and a pasted stack trace, diff or JSON blob would drown the few
+words of the actual question. Code and tool output are set aside line by line; what is left, if
+long enough and more than an acknowledgement, is the query.
 """
 
 from __future__ import annotations
@@ -40,6 +41,24 @@ _CODE_START = re.compile(
     )""",
     re.VERBOSE,
 )
+# Words that acknowledge, agree, thank or tell the agent to go on, and nothing else: a prompt made of
+# these alone ("thanks, that works", "ok go ahead please", "yes, continue") names no topic.
+# fmt: off
+_ACKNOWLEDGEMENT_WORDS = frozenset({
+    "ok", "okay", "k", "kk", "alright", "right", "sure", "yes", "yeah", "yep", "yup", "ya",
+    "no", "nope", "nah", "fine",
+    "thanks", "thank", "thx", "ty", "tysm", "cheers", "much", "very", "so", "you", "to", "me", "us",
+    "great", "good", "nice", "perfect", "cool", "awesome", "excellent", "amazing", "brilliant", "lovely",
+    "got", "it", "that", "that's", "this", "is", "looks", "look", "sounds", "seems", "all",
+    "makes", "sense", "lgtm", "sgtm",
+    "works", "worked", "working", "done", "correct", "exactly", "agreed", "indeed", "true",
+    "go", "on", "ahead", "continue", "proceed", "keep", "going", "carry", "next", "please",
+    "pls", "do", "it's",
+})
+# fmt: on
+MAX_ACKNOWLEDGEMENT_WORDS = 8
+"""Longer prompts are read as saying something, whatever their words."""
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
 _CODE_END = re.compile(r"[;{}]$|\)\s*:$")
 _SYMBOLS = frozenset("{}[]()<>;=|&$*\\^~`")
 
@@ -78,6 +97,12 @@ def _shorten(text: str) -> str:
     return cut[:space] if space > MAX_QUERY_CHARS // 2 else cut
 
 
+def is_acknowledgement(text: str) -> bool:
+    """Whether `text` only acknowledges, thanks or says go on (punctuation and emoji aside)."""
+    words = _WORD.findall(text.lower().replace("\u2019", "'"))
+    return 0 < len(words) <= MAX_ACKNOWLEDGEMENT_WORDS and all(w in _ACKNOWLEDGEMENT_WORDS for w in words)
+
+
 def judge(prompt: str, min_chars: int) -> Verdict:
     text = prompt.replace("\x00", "").strip()
     if not text:
@@ -100,4 +125,6 @@ def judge(prompt: str, min_chars: int) -> Verdict:
     set_aside = without_fences != text or len(prose) < len(lines)
     if len(query) < min_chars or not re.search(r"[^\W\d_]{2,}", query):
         return Verdict(None, "pasted-code" if set_aside else "too-short")
+    if is_acknowledgement(query):
+        return Verdict(None, "acknowledgement")
     return Verdict(_shorten(query), "ok")

@@ -24,6 +24,11 @@ git root of the session's directory on the client's machine; a project install w
 hook URL), else the configured `default_namespace`, else there is nothing to recall. The event's
 `cwd` is never read: resolving a client's path on the server's filesystem would tell a client which
 paths exist here (a git checkout answered `repo:<name>`, `/etc` nothing).
+
+Both routes keep the per-session ledger (`app.memories.ledger`) when the event carries a usable
+`session_id`: a memory the session was given (at its start, or by an earlier prompt) is not
+injected into it again, and the next best memory it has not seen takes the slot. An event without
+one, or with one the ledger refuses (too long, odd characters), is served as before, without it.
 """
 
 from __future__ import annotations
@@ -46,12 +51,13 @@ from app.auth.scopes import READ
 from app.auth.service import AuthUser
 from app.core import deadline
 from app.errors import ApiError, NotFound, TooManyRequests, database_unavailable
-from app.hooks.context import pick, render
+from app.hooks.context import layout, pick
 from app.hooks.policy import judge
 from app.hooks.settings import HookSettings
 from app.hooks.start_context import session_start_context
+from app.memories.ledger import SessionLedger, session_key
 from app.middleware import DEADLINE_ANSWER
-from app.recall.schemas import RecallRequest
+from app.recall.schemas import RecallHit, RecallRequest
 from app.recall.service import RecallService
 
 log = logging.getLogger(__name__)
@@ -81,6 +87,20 @@ class SessionStartEvent(msgspec.Struct, kw_only=True):
     session_id: str | None = None
     source: str | None = None
     hook_event_name: str | None = None
+
+
+def _ledger(
+    pool: asyncpg.Pool, user: AuthUser, session_id: str | None, settings: HookSettings
+) -> SessionLedger | None:
+    """The session's ledger, or None: no usable session id, or the ledger switched off."""
+    key = session_key(session_id)
+    if key is None or settings.ledger_ttl_hours <= 0:
+        if session_id is not None and key is None:  # the id itself is never logged
+            log.info(
+                "hook event with an unusable session id (%d characters): no ledger", len(str(session_id))
+            )
+        return None
+    return SessionLedger(pool, user.id, key, max(int(settings.ledger_ttl_hours * 3600), 1))
 
 
 def _answer(outcome: str, body: dict[str, Any] | None = None) -> Response[dict[str, Any]]:
@@ -158,8 +178,11 @@ async def user_prompt_submit(
     hook_max_body_bytes: NamedDependency[int],
     namespace: FromQuery[str | None] = None,
 ) -> Response[dict[str, Any]]:
+    ledger_pool: asyncpg.Pool = request.app.state.db.write
+
     async def answer(user: AuthUser) -> Response[dict[str, Any]]:
-        return await _answer_prompt(user, data, recall, hook_settings, namespace)
+        ledger = _ledger(ledger_pool, user, data.session_id, hook_settings)
+        return await _answer_prompt(user, data, recall, hook_settings, namespace, ledger)
 
     return await _within_budget(request, hook_settings, hook_max_body_bytes, answer)
 
@@ -170,6 +193,7 @@ async def _answer_prompt(
     recall: RecallService,
     settings: HookSettings,
     namespace: str | None,
+    ledger: SessionLedger | None = None,
 ) -> Response[dict[str, Any]]:
     """The answer to one UserPromptSubmit event from an allowed caller."""
     if data.hook_event_name not in (None, EVENT_NAME):
@@ -182,7 +206,10 @@ async def _answer_prompt(
         return _answer("no-namespace")
     # Twice the lines wanted, both kinds: episodes near the top must not push curated memories out
     # of the candidates (`pick` puts curated ones first and keeps only the strongest episodes).
-    ask = RecallRequest(query=verdict.query, namespace=scope, limit=min(2 * settings.max_results, 100))
+    # With a ledger, as many again: the memories the session already has are left out of the
+    # candidates, and the next best ones it has not seen fill their slots.
+    wanted = (3 if ledger is not None else 2) * settings.max_results
+    ask = RecallRequest(query=verdict.query, namespace=scope, limit=min(wanted, 100))
     try:
         found = await recall.recall(user.id, ask)
     except NotFound:
@@ -191,11 +218,38 @@ async def _answer_prompt(
         return _answer(f"rejected:{exc.status_code}")
     except Exception as exc:  # a broken recall must not fail the person's prompt
         return _failed("recall", exc)
-    hits = pick(found.results, settings.max_results, settings.min_score, settings.episode_min_score_ratio)
-    text, included = render(scope, hits, settings.max_context_chars)
+    hits = pick(found.results, len(found.results), settings.min_score, settings.episode_min_score_ratio)
+    hits = await _unseen(ledger, hits, settings.max_results)
+    text, included = layout(scope, hits, settings.max_context_chars)
+    if ledger is not None and len(included) < len(hits):  # claimed, but past the character budget
+        shown = {hit.id for hit in included}
+        await _release(ledger, [hit.id for hit in hits if hit.id not in shown])
     if not included:
         return _answer("no-results")
-    return _context(EVENT_NAME, text, included)
+    return _context(EVENT_NAME, text, len(included))
+
+
+async def _unseen(ledger: SessionLedger | None, hits: list[RecallHit], limit: int) -> list[RecallHit]:
+    """The first `limit` hits the session has not been given, now recorded as given (all of the
+    first `limit` without a ledger, or when the ledger cannot be written: the prompt still gets its
+    memories, perhaps one it had)."""
+    if ledger is None:
+        return hits[:limit]
+    try:
+        claimed = await ledger.claim([hit.id for hit in hits], limit)
+    except Exception:  # cancellation (the budget) is no Exception: it still ends the request
+        log.warning("hook ledger: recording the injected memories failed; served without it", exc_info=True)
+        return hits[:limit]
+    return [hit for hit in hits if hit.id in claimed]
+
+
+async def _release(ledger: SessionLedger, public_ids: list[int]) -> None:
+    """Claimed memories the answer left out: the session may be given them later. A failure only
+    costs the session those memories until the ledger's rows expire."""
+    try:
+        await ledger.release(public_ids)
+    except Exception:
+        log.warning("hook ledger: releasing %d memories left out failed", len(public_ids), exc_info=True)
 
 
 @post(
@@ -212,9 +266,11 @@ async def session_start(
     namespace: FromQuery[str | None] = None,
 ) -> Response[dict[str, Any]]:
     pool: asyncpg.Pool = request.app.state.db.read
+    ledger_pool: asyncpg.Pool = request.app.state.db.write
 
     async def answer(user: AuthUser) -> Response[dict[str, Any]]:
-        return await _answer_start(user, data, pool, hook_settings, namespace)
+        ledger = _ledger(ledger_pool, user, data.session_id, hook_settings)
+        return await _answer_start(user, data, pool, hook_settings, namespace, ledger)
 
     return await _within_budget(request, hook_settings, hook_max_body_bytes, answer)
 
@@ -225,6 +281,7 @@ async def _answer_start(
     pool: asyncpg.Pool,
     settings: HookSettings,
     namespace: str | None,
+    ledger: SessionLedger | None = None,
 ) -> Response[dict[str, Any]]:
     """The answer to one SessionStart event from an allowed caller."""
     if data.hook_event_name not in (None, SESSION_START):
@@ -234,7 +291,7 @@ async def _answer_start(
         return _answer("no-namespace")
     try:
         text, included = await session_start_context(
-            pool, user.id, scope, data.source, data.session_id, settings.session_start_max_chars
+            pool, user.id, scope, data.source, data.session_id, settings.session_start_max_chars, ledger
         )
     except NotFound:
         return _answer("no-namespace")

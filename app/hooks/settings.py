@@ -34,6 +34,14 @@ class HookSettings(Section):
         le=9000,
         description="Longest SessionStart additionalContext (a resume gets half: its conversation is back).",
     )
+    ledger_ttl_hours: float = Field(
+        default=24.0,
+        ge=0,
+        le=24 * 30,
+        description="How long a session remembers what it was given: a memory injected into a session "
+        "(SessionStart or a prompt) is not injected into it again for this long; the expiry sweep then "
+        "deletes the record. 0 turns the per-session ledger off.",
+    )
     min_prompt_chars: int = Field(
         default=12, ge=1, le=1000, description="Shorter prompts (after code is set aside) skip recall."
     )

@@ -15,18 +15,26 @@ Curated memories always come first: an episode is raw conversation, a curated me
 purpose. Everything is read by ONE statement (`START_CONTEXT`), then laid out within a character
 budget: a line that does not fit is skipped so that a shorter later one can still make it, and long
 memories are cut to a line (the id fetches the whole, `memory_get`). Sensitive memories never appear.
+
+With the session's ledger (`app.memories.ledger`), every source leaves out what this session was
+already given (after a resume or a compaction as well: the memories are in the conversation or its
+summary), and records what it shows; /clear starts a new session id in Claude Code, so a cleared
+session gets its memories again.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import asyncpg
 
-from app.db.queries import with_shared_fragments
+from app.memories.ledger import SessionLedger, with_ledger_fragments
 from app.namespaces import resolve_scope
+
+log = logging.getLogger(__name__)
 
 Source = Literal["startup", "resume", "clear", "compact"]
 EpisodeMode = Literal["other-sessions", "this-session", "none"]
@@ -40,7 +48,8 @@ EPISODE_LINE_CHARS = 300
 
 # Pinned memories (any kind), then curated ones by importance and recency, then the episodes the
 # source asks for (this session's, or other sessions'), newest first: one statement, three bounded
-# reads of the namespace (each LIMITed; `position` keeps each section's order through the UNION).
+# reads of the namespace (each LIMITed; `position` keeps each section's order through the UNION),
+# each leaving out what the session's ledger says it has ($6 the user, $7 the session, NULL: no ledger).
 START_CONTEXT = """
 WITH pinned AS (
     SELECT m.public_id, m.kind, m.category, m.content, m.created_at,
@@ -48,6 +57,7 @@ WITH pinned AS (
     FROM memories m
     WHERE m.namespace_id = $1
       AND {{ visible(m, false) }}
+      AND {{ unseen(m, $6, $7::text) }}
       AND m.pinned
     ORDER BY m.importance DESC, m.created_at DESC, m.id DESC
     LIMIT $4
@@ -58,6 +68,7 @@ curated AS (
     FROM memories m
     WHERE m.namespace_id = $1
       AND {{ visible(m, false) }}
+      AND {{ unseen(m, $6, $7::text) }}
       AND NOT m.pinned
       AND m.kind = 'memory'
     ORDER BY m.importance DESC, m.created_at DESC, m.id DESC
@@ -69,6 +80,7 @@ episodes AS (
     FROM memories m
     WHERE m.namespace_id = $1
       AND {{ visible(m, false) }}
+      AND {{ unseen(m, $6, $7::text) }}
       AND NOT m.pinned
       AND m.kind = 'episode'
       AND (m.expires_at IS NULL OR m.expires_at > now())
@@ -132,9 +144,17 @@ def header(namespace: str, source: str) -> str:
 
 def render(namespace: str, source: str, rows: Sequence[asyncpg.Record], plan: Plan) -> tuple[str, int]:
     """(text, memories included) within `plan.max_chars`; ("", 0) when no memory fits."""
+    text, included = layout(namespace, source, rows, plan)
+    return text, len(included)
+
+
+def layout(
+    namespace: str, source: str, rows: Sequence[asyncpg.Record], plan: Plan
+) -> tuple[str, list[asyncpg.Record]]:
+    """(text, the rows it shows) within `plan.max_chars`; ("", []) when no memory fits."""
     headings = {"pinned": "Pinned:", "curated": "Most important:", "episodes": plan.episode_heading}
     text = header(namespace, source)
-    included = 0
+    included: list[asyncpg.Record] = []
     section = None
     for row in rows:
         line = "\n" + _line(row)
@@ -143,8 +163,8 @@ def render(namespace: str, source: str, rows: Sequence[asyncpg.Record], plan: Pl
             continue  # skipped, not cut: a shorter line further on may still fit
         text += heading + line
         section = row["section"]
-        included += 1
-    return (text, included) if included else ("", 0)
+        included.append(row)
+    return (text, included) if included else ("", [])
 
 
 async def session_start_context(
@@ -154,19 +174,33 @@ async def session_start_context(
     source: str | None,
     session_id: str | None,
     max_chars: int,
+    ledger: SessionLedger | None = None,
 ) -> tuple[str, int]:
     """(additionalContext, memories included) for `user_id`'s `namespace` (one of theirs, or one
-    shared with them as `@owner/name`); NotFound when they have none by that name."""
+    shared with them as `@owner/name`); NotFound when they have none by that name. With `ledger`,
+    what the session was given is left out and what is shown is recorded."""
     plan = plan_for(source, max_chars)
     shown_source = source if source in ("startup", "resume", "clear", "compact") else "startup"
     async with pool.acquire() as conn:
         (scope,) = await resolve_scope(conn, user_id, [namespace])
         rows = await conn.fetch(
-            with_shared_fragments(START_CONTEXT),
+            with_ledger_fragments(START_CONTEXT),
             scope.id,
             plan.episodes,
             session_id,
             SECTION_ROWS,
             EPISODE_ROWS.get(shown_source, 0) if plan.episodes != "none" else 0,
+            user_id,
+            ledger.session_id if ledger is not None else None,
         )
-    return render(namespace, shown_source, rows, plan)
+    text, included = layout(namespace, shown_source, rows, plan)
+    if ledger is None or not included:
+        return text, len(included)
+    try:
+        claimed = await ledger.claim([row["public_id"] for row in included], len(included))
+    except Exception:  # bookkeeping: the session starts with its memories all the same
+        log.warning("session start ledger: recording the injected memories failed", exc_info=True)
+        return text, len(included)
+    if len(claimed) < len(included):  # another call of this session gave some of them meanwhile
+        text, included = layout(namespace, shown_source, [r for r in rows if r["public_id"] in claimed], plan)
+    return text, len(included)

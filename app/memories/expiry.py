@@ -9,9 +9,13 @@ survives crashes (the job row commits or rolls back with its work) and restarts;
 start-up, makes sure exactly one such job is queued or running, whatever happened before (a chain
 that ran out of attempts, two replicas that both enqueued one).
 
-The chain lives only while some episode can expire (`expires_at` set): a database without
-episodes keeps an empty queue and no timer. Only a capture sets `expires_at` (promotion clears it),
-and it starts the chain in its own transaction (`ensure_sweep`) when none is queued or running.
+The same sweep deletes, in the same transaction, at most `expiry_batch` rows of the per-session
+ledger past their expiry (`app.memories.ledger`): the ledger has no timer of its own.
+
+The chain lives only while some episode can expire (`expires_at` set) or some ledger row is left:
+a database without either keeps an empty queue and no timer. Only a capture sets `expires_at`
+(promotion clears it), and it starts the chain in its own transaction (`ensure_sweep`) when none is
+queued or running; the hook routes' ledger record does the same (`ledger.sql`, `claim`).
 
 Locks follow the order of every graph writer: the namespaces' graph locks, then the memory rows
 (`FOR UPDATE SKIP LOCKED`: a row an edit holds is left to the next run, never waited for).
@@ -26,6 +30,7 @@ import asyncpg
 
 from app.graph import lock_graph, unlink_memories
 from app.jobs import Job, complete
+from app.memories.ledger import SweepExpired
 from app.memories.settings import MemorySettings
 
 log = logging.getLogger(__name__)
@@ -53,8 +58,12 @@ FOR UPDATE SKIP LOCKED
 
 DELETE_EXPIRED = "DELETE FROM memories WHERE id = ANY($1::bigint[])"
 
-# Whether some episode can still expire (pinned ones too: unpinning one needs no new job).
-_EXPIRABLE = "EXISTS (SELECT 1 FROM memories WHERE expires_at IS NOT NULL AND kind = 'episode')"
+# Whether some episode can still expire (pinned ones too: unpinning one needs no new job), or some
+# ledger row is left to delete.
+_EXPIRABLE = (
+    "(EXISTS (SELECT 1 FROM memories WHERE expires_at IS NOT NULL AND kind = 'episode')"
+    " OR EXISTS (SELECT 1 FROM session_ledger))"
+)
 
 # The sweep's next run: unless one is queued already (another replica's run enqueued it), or no
 # episode is left to expire (the next capture starts the chain again).
@@ -108,7 +117,8 @@ class ExpiryJobs:
         await self.sweep(jobs)
 
     async def sweep(self, jobs: Sequence[Job] = ()) -> int:
-        """Delete at most one batch of expired unpinned episodes; returns how many went."""
+        """Delete at most one batch of expired unpinned episodes, and one of expired ledger rows;
+        returns how many episodes went."""
         async with self._pool.acquire() as conn, conn.transaction():
             candidates = await conn.fetch(EXPIRED, self._batch)
             deleted: list[int] = []
@@ -120,11 +130,16 @@ class ExpiryJobs:
                 # as a purge does: the graph evidence first (the cascade would not take back counts)
                 await unlink_memories(conn, deleted)
                 await conn.execute(DELETE_EXPIRED, deleted)
+            ledger_status = await SweepExpired(batch=self._batch).execute(conn)
+            ledger_rows = int(ledger_status.split()[-1])
             await complete(conn, jobs)
-            full = len(candidates) >= self._batch and bool(deleted)  # more are due: go on at once
+            # more are due: go on at once
+            full = (len(candidates) >= self._batch and bool(deleted)) or ledger_rows >= self._batch
             await conn.execute(ENQUEUE_NEXT, EXPIRE_JOB, 0.0 if full else self._interval_s)
         if deleted:
             log.info("deleted %d expired episodes", len(deleted))
+        if ledger_rows:
+            log.info("deleted %d expired session ledger rows", ledger_rows)
         return len(deleted)
 
     async def reconcile(self, conn: asyncpg.Connection) -> None:

@@ -1,0 +1,48 @@
+"""The per-session ledger through a real PgBouncer in transaction pooling mode (tests/pgbouncer.py):
+its record is one statement in its own transaction, so consecutive hook calls of one session may
+run on different server connections and still never inject a memory twice."""
+
+from __future__ import annotations
+
+import asyncio
+
+import asyncpg
+import pytest
+from litestar import Litestar
+from litestar.testing import AsyncTestClient
+
+from tests.test_session_ledger import (
+    SESSION,
+    a_memory_reaches_each_session_once,
+    client,
+    hook_settings,
+    injected,
+    prompt,
+    store,
+)
+
+__all__ = ["client", "hook_settings"]  # the fixtures of tests/test_session_ledger.py, used here
+
+Client = AsyncTestClient[Litestar]
+
+
+@pytest.fixture
+def app_db_url(pgbouncer_db_url: str) -> str:
+    """Every app in this module goes through PgBouncer, whether or not PGBOUNCER_TESTS is set."""
+    return pgbouncer_db_url
+
+
+async def test_a_memory_reaches_each_session_once_through_pgbouncer(
+    client: Client, alice: dict[str, str]
+) -> None:
+    await a_memory_reaches_each_session_once(client, alice)
+
+
+async def test_concurrent_prompts_of_one_session_through_pgbouncer_share_a_memory_once(
+    client: Client, alice: dict[str, str], conn: asyncpg.Connection
+) -> None:
+    memory = await store(client, alice, "The staging database runs in eu-west-1 (Ireland).")
+    answers = await asyncio.gather(*(prompt(client, alice) for _ in range(6)))
+    assert [memory_id for answer in answers for memory_id in injected(answer)] == [memory]
+    rows = await conn.fetchval("SELECT count(*) FROM session_ledger WHERE session_id = $1", SESSION)
+    assert rows == 1
