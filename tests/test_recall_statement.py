@@ -26,13 +26,13 @@ from pgvector import HalfVector
 from app.auth.service import create_user
 from app.db import create_database, read_only_transaction
 from app.db.plans import StatementTimer, walk_plan
-from app.db.queries import expand, fragment_text, parse, shared_fragments
+from app.db.queries import compile_named, expand, fragment_text, named_parameters, parse, shared_fragments
 from app.embeddings import LocalEmbedder
 from app.memories.service import content_hash
 from app.recall.schemas import LegWeights, RecallRequest
 from app.recall.service import RecallService, set_local_sql
 from app.recall.settings import RecallSettings
-from app.recall.sql import compile_named, named_parameters, recall_sql, recall_statement
+from app.recall.sql import recall_sql, recall_statement
 from app.recall.statement import RecallArgs, parameter_names
 from app.settings import DatabaseSettings, MemorySettings
 from tests.conftest import DIMENSION, REPO_ROOT

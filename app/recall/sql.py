@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from functools import cache
 
-from app.db.queries import compile_named, load_queries, named_parameters
+from app.db.queries import compile_named, load_queries
 from app.recall.statement import parameter_names
 
-__all__ = ["PUSH_BACK_EXPIRY", "compile_named", "named_parameters", "recall_sql", "recall_statement"]
+__all__ = ["PUSH_BACK_EXPIRY", "recall_sql", "recall_statement"]
 
 
 # The episodes a recall returned (internal ids) live `$2` days from now again; only those that
