@@ -107,7 +107,7 @@ QUESTION = "User: Which region does the staging database run in?"
     [
         QUESTION,
         QUESTION + "\n\nAssistant: I don't know which region staging runs in.",
-        QUESTION + "\n\nAssistant: API Error: 529 {\"type\":\"overloaded_error\"}",
+        QUESTION + '\n\nAssistant: API Error: 529 {"type":"overloaded_error"}',
         "User: where do the staging logs go\n\nAssistant: [Request interrupted by user]",
     ],
     ids=["no-reply", "unanswered", "api-error", "interrupted"],
@@ -213,7 +213,9 @@ async def test_rest_recall_answers_a_prompt_below_the_floor_as_before(
 
 
 @pytest.mark.parametrize("hook_settings", [HookSettings(budget_ms=ROOMY, min_similarity=None)])
-async def test_a_floor_switched_off_gives_every_prompt_its_hits(client: Client, alice: dict[str, str]) -> None:
+async def test_a_floor_switched_off_gives_every_prompt_its_hits(
+    client: Client, alice: dict[str, str]
+) -> None:
     await store(client, alice, FACTS)
     response = await prompt(client, alice, "what is a monad, in one paragraph?")
     assert response.headers[OUTCOME_HEADER].startswith("injected:")
