@@ -61,6 +61,7 @@ WITH pinned AS (
     FROM memories m
     WHERE m.namespace_id = $1
       AND {{ visible(m, false) }}
+      AND {{ current(m, NULL::timestamptz) }}
       AND {{ unseen(m, $6, $7::text) }}
       AND m.pinned
     ORDER BY m.importance DESC, m.created_at DESC, m.id DESC
@@ -72,6 +73,7 @@ curated AS (
     FROM memories m
     WHERE m.namespace_id = $1
       AND {{ visible(m, false) }}
+      AND {{ current(m, NULL::timestamptz) }}
       AND {{ unseen(m, $6, $7::text) }}
       AND NOT m.pinned
       AND m.kind = 'memory'
@@ -84,6 +86,7 @@ episodes AS (
     FROM memories m
     WHERE m.namespace_id = $1
       AND {{ visible(m, false) }}
+      AND {{ current(m, NULL::timestamptz) }}
       AND {{ unseen(m, $6, $7::text) }}
       AND NOT m.pinned
       AND m.kind = 'episode'
