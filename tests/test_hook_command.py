@@ -606,6 +606,17 @@ def test_each_recall_outcome_is_recorded_for_memoria_status(home: Path) -> None:
     assert last_outcomes(home)["recall"]["outcome"] == "skipped"
 
 
+def test_prompts_left_without_context_are_counted_per_reason_for_memoria_status(home: Path) -> None:
+    outcomes = ["skipped:acknowledgement", "below-floor", "below-floor", "all-seen", "budget-spent"]
+    for outcome in [*outcomes, "injected:2"]:
+        body = CONTEXT if outcome.startswith("injected") else {}
+        with canned_server(answer_with_outcome(body, outcome)) as url:
+            run_hook(home, event("how do we deploy", home), url=url, extra_env=state_env(home))
+    recall = last_outcomes(home)["recall"]
+    assert (recall["outcome"], recall["count"]) == ("injected", 2)  # the counts outlive the last record
+    assert recall["without_context"] == {"trivial": 1, "floor": 2, "seen": 1, "budget": 1}
+
+
 @pytest.mark.parametrize("sub", ["user-prompt-submit", "session-start", "capture", "flush"])
 @pytest.mark.parametrize("launcher", ["script", "memoria"])
 def test_help_prints_the_usage_and_exits_0_without_asking_the_server(

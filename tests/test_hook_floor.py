@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
 
+import asyncpg
 import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
@@ -229,3 +230,41 @@ async def test_trivial_prompts_are_counted_as_left_without_context(
         assert (await prompt(client, alice, text)).headers[OUTCOME_HEADER].startswith("skipped:")
     assert without_context(app, "trivial") == 3
     assert without_context(app, "floor") == 0
+
+
+async def make_episodes(
+    client: Client, headers: dict[str, str], conn: asyncpg.Connection, contents: list[str]
+) -> list[int]:
+    """Episodes as capture leaves them: stored, then marked captured (low importance, expiring)."""
+    ids = await store(client, headers, contents)
+    await conn.execute(
+        "UPDATE memories SET kind = 'episode', importance = 0.2, expires_at = now() + interval '10 days' "
+        "WHERE public_id = ANY($1::bigint[])",
+        ids,
+    )
+    return ids
+
+
+async def test_the_same_question_asked_in_many_sessions_never_takes_the_place_of_its_answer(
+    client: Client, alice: dict[str, str], conn: asyncpg.Connection
+) -> None:
+    replies = [
+        "I couldn't find which region staging uses.",
+        "I don't know which region the staging database runs in.",
+        "I'm not sure, nothing in the repository says.",
+    ]
+    asked = [f"{QUESTION}\n\nAssistant: {reply}" for reply in replies]
+    bare = await make_episodes(client, alice, conn, [QUESTION, *asked])
+    (answer,) = await store(client, alice, [FACTS[0]])
+    response = await prompt(client, alice, "Which region does the staging database run in?")
+    text = response.json()["hookSpecificOutput"]["additionalContext"]
+    assert f"#{answer} " in text
+    assert not any(f"#{episode} " in text for episode in bare), text
+
+
+async def test_a_question_asked_before_is_shown_when_nothing_answers_it(
+    client: Client, alice: dict[str, str], conn: asyncpg.Connection
+) -> None:
+    (bare,) = await make_episodes(client, alice, conn, [QUESTION])
+    response = await prompt(client, alice, "Which region does the staging database run in?")
+    assert f"#{bare} " in response.json()["hookSpecificOutput"]["additionalContext"]
