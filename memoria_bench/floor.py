@@ -27,7 +27,7 @@ from rich.table import Table
 
 from app.db import Database
 from app.embeddings import Embedder
-from app.hooks.floor import RelevanceFloor
+from app.hooks.floor import RelevanceFloor, relevance_floor
 from app.hooks.policy import judge
 from app.recall.schemas import RecallHit, RecallRequest
 from app.recall.service import RecallService
@@ -171,7 +171,7 @@ async def bench_floor(
         asked.append(Asked(ranked, response.results))
     namespaces = sorted({query.namespace for query in benchmark.queries})
     unrelated = [await ask(recall, user_id, text, ns, limit) for ns in namespaces for text in prompts]
-    configured = RelevanceFloor(config.hooks.min_similarity, config.hooks.min_lexical_score)
+    configured = relevance_floor(config.hooks)
     return {
         "corpus": corpus_name,
         "queries": len(benchmark.queries),

@@ -144,3 +144,13 @@ async def test_the_configured_floor_and_a_sweep_are_scored_and_printed(
     print_floor_report(report, console)
     printed = console.file.getvalue()  # type: ignore[attr-defined]
     assert "configured sim>=" in printed and "sim>=0.99" in printed and "off" in printed
+
+
+def test_a_sweep_that_is_not_a_list_of_floors_is_a_usage_error(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from memoria_bench.cli.recall import quality
+
+    data = write_locomo(tmp_path / "locomo")
+    result = CliRunner().invoke(quality, ["--data", str(data), "--floor", "--floor-sweep", "high"])
+    assert result.exit_code == 2 and "not a floor" in result.output

@@ -20,7 +20,7 @@ from litestar.testing import AsyncTestClient
 from app.embeddings import LocalEmbedder
 from app.factory import create_app
 from app.hooks.context import question_only, without_bare_questions
-from app.hooks.floor import RelevanceFloor, similarity
+from app.hooks.floor import RelevanceFloor, relevance_floor, similarity
 from app.hooks.routes import OUTCOME_HEADER
 from app.recall.schemas import HitExplanation, Kind, RecallHit
 from app.settings import HookSettings, Settings
@@ -94,6 +94,13 @@ def test_a_floor_with_both_bars_off_clears_everything() -> None:
     floor = RelevanceFloor(None, None)
     assert not floor.enabled
     assert floor.clears([hit(1, distance=1.9)])
+
+
+def test_the_settings_describe_the_floor_and_minus_one_turns_the_dense_bar_off() -> None:
+    assert relevance_floor(HookSettings(min_similarity=0.3)) == RelevanceFloor(0.3, None)
+    lexical_only = HookSettings(min_similarity=-1, min_lexical_score=0.2)
+    assert relevance_floor(lexical_only) == RelevanceFloor(None, 0.2)
+    assert not relevance_floor(HookSettings(min_similarity=-1)).enabled
 
 
 def test_similarity_is_one_minus_the_cosine_distance() -> None:
@@ -213,7 +220,7 @@ async def test_rest_recall_answers_a_prompt_below_the_floor_as_before(
     assert all("dense_distance" in hit["explain"] for hit in response.json()["results"])
 
 
-@pytest.mark.parametrize("hook_settings", [HookSettings(budget_ms=ROOMY, min_similarity=None)])
+@pytest.mark.parametrize("hook_settings", [HookSettings(budget_ms=ROOMY, min_similarity=-1)])
 async def test_a_floor_switched_off_gives_every_prompt_its_hits(
     client: Client, alice: dict[str, str]
 ) -> None:

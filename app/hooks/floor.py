@@ -28,7 +28,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from app.hooks.settings import HookSettings
 from app.recall.schemas import RecallHit
+
+SIMILARITY_OFF = -1.0
+"""`min_similarity` at this value (the lowest similarity there is) turns the dense bar off."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +72,12 @@ class RelevanceFloor:
         if not judged and self.min_lexical_score is None:  # the dense leg did not run: nothing to judge by
             return True
         return any(self.hit_clears(hit) for hit in hits)
+
+
+def relevance_floor(settings: HookSettings) -> RelevanceFloor:
+    """The floor the settings describe (`min_similarity` of -1: no dense bar)."""
+    dense = None if settings.min_similarity <= SIMILARITY_OFF else settings.min_similarity
+    return RelevanceFloor(dense, settings.min_lexical_score)
 
 
 def similarity(dense_distance: float) -> float:

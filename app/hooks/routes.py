@@ -60,7 +60,7 @@ from app.core import deadline
 from app.core.metrics import HookMetrics
 from app.errors import ApiError, NotFound, TooManyRequests, database_unavailable
 from app.hooks.context import layout, pick, without_bare_questions
-from app.hooks.floor import RelevanceFloor
+from app.hooks.floor import relevance_floor
 from app.hooks.policy import judge
 from app.hooks.settings import HookSettings
 from app.hooks.start_context import session_start_context
@@ -228,7 +228,7 @@ async def _answer_prompt(
     scope = namespace or settings.default_namespace  # never derived from the event's paths
     if scope is None:
         return _answer("no-namespace")
-    floor = RelevanceFloor(settings.min_similarity, settings.min_lexical_score)
+    floor = relevance_floor(settings)
     # Twice the lines wanted, both kinds: episodes near the top must not push curated memories out
     # of the candidates (`pick` puts curated ones first and keeps only the strongest episodes).
     # With a ledger, as many again: the memories the session already has are left out of the

@@ -21,14 +21,14 @@ class HookSettings(Section):
     )
     max_results: int = Field(default=8, ge=1, le=50, description="Most memories injected per prompt.")
     min_score: float = Field(default=0.0, ge=0, description="Recall hits scoring below this are left out.")
-    min_similarity: float | None = Field(
+    min_similarity: float = Field(
         default=0.24,
         ge=-1,
         le=1,
         description="Relevance floor, dense signal: a prompt gets context only when a recalled memory's "
         "cosine similarity to it reaches this, or its lexical score reaches `min_lexical_score` "
-        "(recall's fused scores are ranks and cannot tell an unrelated prompt). Unset turns this bar off; "
-        "both unset turns the floor off. `memoria bench quality --floor` calibrates it.",
+        "(recall's fused scores are ranks and cannot tell an unrelated prompt). -1 turns this bar off; "
+        "with no lexical bar either, the floor is off. `memoria bench quality --floor` calibrates it.",
     )
     min_lexical_score: float | None = Field(
         default=None,
