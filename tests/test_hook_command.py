@@ -99,8 +99,11 @@ MEMORIES = [
 
 @pytest.fixture(scope="module")
 def memoria(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memoria]:
-    # these tests are about the process, not the server's recall budget (test_hook_endpoint.py)
-    with start_memoria(tmp_path_factory.mktemp("hook-e2e"), MEMORIA_HOOKS__BUDGET_MS="5000") as running:
+    # these tests are about the process, not the server's recall budget (test_hook_endpoint.py) nor
+    # which prompts its relevance floor leaves alone (test_hook_floor.py): `bench hook` asks of topics
+    # these two memories do not hold
+    hooks = {"MEMORIA_HOOKS__BUDGET_MS": "5000", "MEMORIA_HOOKS__MIN_SIMILARITY": "-1"}
+    with start_memoria(tmp_path_factory.mktemp("hook-e2e"), **hooks) as running:
         yield running
 
 
