@@ -203,11 +203,17 @@ async def test_a_prompt_no_memory_is_close_to_gets_nothing(
     assert without_context(app, "floor") == 1
 
 
-async def test_a_prompt_about_a_memory_clears_the_floor(client: Client, alice: dict[str, str]) -> None:
+async def test_a_prompt_about_a_memory_clears_the_floor(
+    app: Litestar, client: Client, alice: dict[str, str]
+) -> None:
     ids = await store(client, alice, FACTS)
     response = await prompt(client, alice, "Which region does the staging database run in?")
     assert response.headers[OUTCOME_HEADER].startswith("injected:")
-    assert f"#{ids[0]} " in response.json()["hookSpecificOutput"]["additionalContext"]
+    text = response.json()["hookSpecificOutput"]["additionalContext"]
+    assert f"#{ids[0]} " in text
+    registry = app.state.metrics.registry
+    chars = registry.get_sample_value("memoria_hook_context_chars_total", {"event": "prompt"})
+    assert (chars, without_context(app, "floor")) == (len(text), 0)
 
 
 async def test_rest_recall_answers_a_prompt_below_the_floor_as_before(

@@ -9,7 +9,10 @@ Curated memories (stored on purpose) come before episodes (exchanges captured fr
 sessions), and only episodes that score close to the best hit are offered at all (`pick`): an
 episode is raw conversation, useful when it is about this very prompt and noise otherwise. An
 episode's line says so and when it happened (`#id [episode 2026-11-20] User: …`), and is cut to a
-few hundred characters: a captured exchange can be thousands, and its id fetches the rest.
+few hundred characters: a captured exchange can be thousands, and its id fetches the rest. An
+episode that holds only a question (asked, never answered) gives way to anything else among the
+hits (`without_bare_questions`): the same unanswered question captured in six sessions must not
+fill the context ahead of the fact that answers it.
 """
 
 from __future__ import annotations
