@@ -58,10 +58,12 @@ def hook_candidates(config: BenchConfig) -> int:
     return min(3 * config.hooks.max_results, 100)
 
 
-async def ask(recall: RecallService, user_id: int, text: str, namespace: str, limit: int) -> Asked | None:
+async def ask(
+    recall: RecallService, user_id: int, text: str, namespace: str, limit: int, min_prompt_chars: int
+) -> Asked | None:
     """The hook's recall of `text` (its query as the hook's policy cuts it), or None when the hook
     would not recall at all (a trivial prompt)."""
-    verdict = judge(text, 1)
+    verdict = judge(text, min_prompt_chars)
     if verdict.query is None:
         return None
     response = await recall.recall(
@@ -170,7 +172,12 @@ async def bench_floor(
         ranked = [frozenset(benchmark.memory_to_docs.get(hit.id, ())) for hit in response.results]
         asked.append(Asked(ranked, response.results))
     namespaces = sorted({query.namespace for query in benchmark.queries})
-    unrelated = [await ask(recall, user_id, text, ns, limit) for ns in namespaces for text in prompts]
+    min_chars = config.hooks.min_prompt_chars
+    unrelated = [
+        await ask(recall, user_id, text, namespace, limit, min_chars)
+        for namespace in namespaces
+        for text in prompts
+    ]
     configured = relevance_floor(config.hooks)
     return {
         "corpus": corpus_name,
