@@ -1,0 +1,154 @@
+"""What the replay's injected contexts are worth, judged by the scenario's labels.
+
+An injected context is split into items (`context_items`: one per `- #<id> …` line, with any
+indented lines under it), and each item is matched to the fact versions whose `key` it contains
+(`matches`). From there, per scenario:
+
+- **answers injected**: questions (`asks`) whose expected version's key is in an item the session
+  was given by the time of the question (its SessionStart contexts and its prompts' contexts, up to
+  and including the question's);
+- **stale unmarked**: items holding an older version of a fact whose newer version had been said
+  by then, without the newer one, and not marked as superseded (`is_marked`); also counted per
+  question about a changed fact;
+- **noise**: items that match no labelled fact version, as a share of all items injected;
+- **context characters per prompt**: each prompt's context plus the SessionStart context that came
+  just before it (it reaches the model with that prompt), median and p90 over all prompts;
+- **unrelated left alone**: `unrelated` prompts whose UserPromptSubmit hook injected nothing;
+- **repeats**: items injected into a session that already got the same memory (same id, or same
+  text) from an earlier hook call of that session, resumes and compactions included.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from memoria_bench.usage.replay import HookCall
+from memoria_bench.usage.scenario import FactVersion, Scenario, normalised
+
+_ITEM = re.compile(r"\s*[-*]\s+#(\d+)\b\s*(.*)")
+_TAG = re.compile(r"^\[[^\]]*\]\s*")
+#: The text that marks a line as a superseded memory's (see `is_marked`).
+SUPERSEDED_MARKER = "superseded"
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One memory as injected: its id and its text (the line and any indented lines under it)."""
+
+    memory_id: int
+    text: str
+
+    @property
+    def content(self) -> str:
+        """The text after the `[category]` / `[episode …]` tag, normalised: what "the same text" compares."""
+        return normalised(_TAG.sub("", self.text.strip()))
+
+
+def is_marked(item: Item) -> bool:
+    """Whether the item is shown as superseded (an old version the reader is told is old)."""
+    return SUPERSEDED_MARKER in item.text.lower()
+
+
+def context_items(context: str) -> list[Item]:
+    """The memories in an injected context, in order; header and section lines are not items."""
+    items: list[Item] = []
+    for line in context.splitlines():
+        found = _ITEM.match(line)
+        if found:
+            items.append(Item(int(found[1]), found[2]))
+        elif items and line[:1].isspace() and line.strip():
+            last = items[-1]
+            items[-1] = Item(last.memory_id, f"{last.text}\n{line.strip()}")
+    return items
+
+
+def matches(text: str, versions: Iterable[FactVersion]) -> list[FactVersion]:
+    """The fact versions whose key is in `text` (case and whitespace aside)."""
+    said = normalised(text)
+    return [version for version in versions if normalised(version.key) in said]
+
+
+def is_stale(found: Sequence[FactVersion], said: dict[str, int]) -> bool:
+    """An item holding an older version of a fact whose newer version was said, and not the newer one."""
+    newest = {version.fact for version in found if version.version == said.get(version.fact)}
+    return any(v.version < said.get(v.fact, 0) and v.fact not in newest for v in found)
+
+
+def percentile(values: Sequence[int], q: float) -> float:
+    return round(float(np.percentile(values, q)), 1) if values else 0.0
+
+
+def prompt_chars(calls: Sequence[HookCall]) -> list[int]:
+    """Per prompt: its context plus the SessionStart contexts since the session's previous prompt."""
+    sizes: list[int] = []
+    waiting: dict[str, int] = {}
+    for call in calls:
+        if call.event == "SessionStart":
+            waiting[call.session_id] = waiting.get(call.session_id, 0) + len(call.context)
+        else:
+            sizes.append(len(call.context) + waiting.pop(call.session_id, 0))
+    return sizes
+
+
+def measure(scenario: Scenario, calls: Sequence[HookCall]) -> dict[str, object]:
+    """The figures of one replayed scenario (the module docstring says what each counts)."""
+    versions = scenario.versions()
+    seen_ids: dict[str, set[int]] = {}
+    seen_texts: dict[str, set[str]] = {}
+    given: dict[str, list[list[FactVersion]]] = {}
+    stale_given: dict[str, set[str]] = {}
+    items_total = noise = stale = repeats = 0
+    answered: list[str] = []
+    missed: list[str] = []
+    changed_questions = stale_questions = 0
+    unrelated = left_alone = 0
+    for call in calls:
+        session_ids = seen_ids.setdefault(call.session_id, set())
+        session_texts = seen_texts.setdefault(call.session_id, set())
+        for item in context_items(call.context):
+            items_total += 1
+            if item.memory_id in session_ids or item.content in session_texts:
+                repeats += 1
+            session_ids.add(item.memory_id)
+            session_texts.add(item.content)
+            found = matches(item.text, versions)
+            given.setdefault(call.session_id, []).append(found)
+            if not found:
+                noise += 1
+            elif is_stale(found, call.said) and not is_marked(item):
+                stale += 1
+                stale_given.setdefault(call.session_id, set()).update(v.fact for v in found)
+        if call.unrelated:
+            unrelated += 1
+            left_alone += not call.context
+        if call.asks is not None:
+            expected = call.asks
+            hit = any(expected in found for found in given.get(call.session_id, []))
+            (answered if hit else missed).append(f"{call.session}: {expected.label}")
+            if expected.version > 1:
+                changed_questions += 1
+                stale_questions += expected.fact in stale_given.get(call.session_id, set())
+    sizes = prompt_chars(calls)
+    return {
+        "sessions": len(scenario.sessions),
+        "prompts": len(sizes),
+        "questions": scenario.questions,
+        "answers_injected": len(answered),
+        "stale_unmarked": stale,
+        "questions_on_changed_facts": changed_questions,
+        "changed_questions_with_stale_unmarked": stale_questions,
+        "items_injected": items_total,
+        "noise_items": noise,
+        "noise_share": round(noise / items_total, 3) if items_total else 0.0,
+        "context_chars_median": percentile(sizes, 50),
+        "context_chars_p90": percentile(sizes, 90),
+        "prompts_with_context": sum(size > 0 for size in sizes),
+        "unrelated_prompts": unrelated,
+        "unrelated_left_alone": left_alone,
+        "repeats": repeats,
+        "missed": missed,
+    }
