@@ -4,6 +4,10 @@ An injected context is split into items (`context_items`: one per `- #<id> …` 
 indented lines under it), and each item is matched to the fact versions whose `key` it contains
 (`matches`). From there, per scenario:
 
+Questions are asked in *question sessions* (sessions with an `asks` or `unrelated` turn); what
+reaches the model there is what the scenario can judge, so stale items, noise and context size
+are counted over those sessions' hook calls. Repeats are counted in every session.
+
 - **answers injected**: questions (`asks`) whose expected version's key is in an item the session
   was given by the time of the question (its SessionStart contexts and its prompts' contexts, up to
   and including the question's);
@@ -12,7 +16,8 @@ indented lines under it), and each item is matched to the fact versions whose `k
   question about a changed fact;
 - **noise**: items that match no labelled fact version, as a share of all items injected;
 - **context characters per prompt**: each prompt's context plus the SessionStart context that came
-  just before it (it reaches the model with that prompt), median and p90 over all prompts;
+  just before it (it reaches the model with that prompt), median and p90 over the question
+  sessions' prompts (and, as `…_all`, over every prompt of the scenario);
 - **unrelated left alone**: `unrelated` prompts whose UserPromptSubmit hook injected nothing;
 - **repeats**: items injected into a session that already got the same memory (same id, or same
   text) from an earlier hook call of that session, resumes and compactions included.
@@ -94,9 +99,23 @@ def prompt_chars(calls: Sequence[HookCall]) -> list[int]:
     return sizes
 
 
+def question_sessions(scenario: Scenario) -> frozenset[str]:
+    """The sessions that ask or hold an unrelated prompt (a resumed one counts as its own)."""
+    return frozenset(
+        session.id for session in scenario.sessions if any(t.asks or t.unrelated for t in session.turns)
+    )
+
+
+def measured_calls(scenario: Scenario, calls: Sequence[HookCall]) -> list[HookCall]:
+    """The calls of the question sessions."""
+    asking = question_sessions(scenario)
+    return [call for call in calls if call.session in asking]
+
+
 def measure(scenario: Scenario, calls: Sequence[HookCall]) -> dict[str, object]:
     """The figures of one replayed scenario (the module docstring says what each counts)."""
     versions = scenario.versions()
+    asking = question_sessions(scenario)
     seen_ids: dict[str, set[int]] = {}
     seen_texts: dict[str, set[str]] = {}
     given: dict[str, list[list[FactVersion]]] = {}
@@ -109,14 +128,17 @@ def measure(scenario: Scenario, calls: Sequence[HookCall]) -> dict[str, object]:
     for call in calls:
         session_ids = seen_ids.setdefault(call.session_id, set())
         session_texts = seen_texts.setdefault(call.session_id, set())
+        measured = call.session in asking
         for item in context_items(call.context):
-            items_total += 1
             if item.memory_id in session_ids or item.content in session_texts:
                 repeats += 1
             session_ids.add(item.memory_id)
             session_texts.add(item.content)
             found = matches(item.text, versions)
             given.setdefault(call.session_id, []).append(found)
+            if not measured:
+                continue
+            items_total += 1
             if not found:
                 noise += 1
             elif is_stale(found, call.said) and not is_marked(item):
@@ -132,10 +154,13 @@ def measure(scenario: Scenario, calls: Sequence[HookCall]) -> dict[str, object]:
             if expected.version > 1:
                 changed_questions += 1
                 stale_questions += expected.fact in stale_given.get(call.session_id, set())
-    sizes = prompt_chars(calls)
+    sizes = prompt_chars(measured_calls(scenario, calls))
+    every_size = prompt_chars(calls)
     return {
         "sessions": len(scenario.sessions),
-        "prompts": len(sizes),
+        "question_sessions": len(asking),
+        "prompts": len(every_size),
+        "measured_prompts": len(sizes),
         "questions": scenario.questions,
         "answers_injected": len(answered),
         "stale_unmarked": stale,
@@ -147,6 +172,8 @@ def measure(scenario: Scenario, calls: Sequence[HookCall]) -> dict[str, object]:
         "context_chars_median": percentile(sizes, 50),
         "context_chars_p90": percentile(sizes, 90),
         "prompts_with_context": sum(size > 0 for size in sizes),
+        "context_chars_median_all": percentile(every_size, 50),
+        "context_chars_p90_all": percentile(every_size, 90),
         "unrelated_prompts": unrelated,
         "unrelated_left_alone": left_alone,
         "repeats": repeats,

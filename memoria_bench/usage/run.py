@@ -21,7 +21,7 @@ from memoria_bench.capture.run import wait_idle
 from memoria_bench.serve import served_api
 from memoria_bench.usage.hooks import HookRunner, hook_env, install_hooks
 from memoria_bench.usage.links import supersede_precision
-from memoria_bench.usage.metrics import measure, percentile, prompt_chars
+from memoria_bench.usage.metrics import measure, measured_calls, percentile, prompt_chars
 from memoria_bench.usage.replay import HookCall, replay_scenario
 from memoria_bench.usage.scenario import Scenario
 from memoria_hook_client.namespace import repo_namespace
@@ -39,7 +39,9 @@ TARGETS = (
 #: The summed counts of the totals row.
 SUMMED = (
     "sessions",
+    "question_sessions",
     "prompts",
+    "measured_prompts",
     "questions",
     "answers_injected",
     "stale_unmarked",
@@ -129,7 +131,7 @@ async def run_scenario(
         "hook_runs": replay.hook_runs,
         "capture_waits_timed_out": replay.capture_waits_timed_out,
     }
-    return row, prompt_chars(replay.calls)
+    return row, prompt_chars(measured_calls(scenario, replay.calls))
 
 
 def totals(rows: Sequence[dict[str, Any]], sizes: Sequence[int]) -> dict[str, Any]:
