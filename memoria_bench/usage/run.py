@@ -167,10 +167,11 @@ def targets(total: dict[str, Any], rows: Sequence[dict[str, Any]]) -> list[dict[
         value = total.get(name)
         if value is None:
             continue
-        met = value >= limit if sense == ">=" else value <= limit
+        bound = round(limit, 3)  # shares are reported to 3 places: 14/15 meets 14/15
+        met = value >= bound if sense == ">=" else value <= bound
         if name == "context_chars_median":
             met = met and all(row[name] <= limit for row in rows)
-        checks.append({"target": f"{label} {sense} {round(limit, 3)}", "value": value, "met": bool(met)})
+        checks.append({"target": f"{label} {sense} {bound:g}", "value": value, "met": bool(met)})
     return checks
 
 
