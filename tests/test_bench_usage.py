@@ -12,11 +12,13 @@ from typing import Any
 
 import asyncpg
 import pytest
+from litestar import Litestar
+from litestar.testing import AsyncTestClient
 from rich.console import Console
 
 from memoria_bench.usage import SCENARIOS_DIR, ScenarioError, UsageOptions, bench_usage, load_scenario
 from memoria_bench.usage.hooks import additional_context
-from memoria_bench.usage.links import Link, judge
+from memoria_bench.usage.links import Link, judge, supersede_precision
 from memoria_bench.usage.metrics import context_items, is_marked, measure
 from memoria_bench.usage.replay import HookCall
 from memoria_bench.usage.run import targets
@@ -304,3 +306,47 @@ def test_14_of_15_answers_meets_the_answers_target_and_13_does_not() -> None:
         total = {"answers_share": round(answered / 30, 3), "stale_unmarked": 0}
         (answers, _) = targets(total, [row])
         assert answers["met"] is met, (answered, answers)
+
+
+async def test_the_supersede_links_are_read_from_the_links_route_and_only_automatic_ones_are_judged(
+    client: AsyncTestClient[Litestar], alice: dict[str, str], conn: asyncpg.Connection, tmp_path: Path
+) -> None:
+    ids: dict[str, int] = {}
+    texts = {
+        "old": "jobs run on the Huey task queue",
+        "new": "jobs now run on the arq worker pool",
+        "fact": "the dev database is on port 6543",
+        "chat": "hello there",
+        "a": "hi",
+        "b": "hey",
+    }
+    for name, content in texts.items():
+        answer = await client.post(
+            "/v1/memories", json={"content": content, "namespace": "repo:billing-api"}, headers=alice
+        )
+        assert answer.status_code == 201, answer.text
+        ids[name] = int(answer.json()["id"])
+    for source, target in (("new", "old"), ("chat", "fact")):  # as the rule would make them
+        await conn.execute(
+            "INSERT INTO memory_links (source_id, target_id, kind, origin, reason) "
+            "SELECT s.id, t.id, 'supersedes', 'auto', 'test' FROM memories s, memories t "
+            "WHERE s.public_id = $1 AND t.public_id = $2",
+            ids[source],
+            ids[target],
+        )
+    made = await client.post(
+        f"/v1/memories/{ids['b']}/links", json={"kind": "supersedes", "target": ids["a"]}, headers=alice
+    )
+    assert made.status_code == 201, made.text
+    client.headers.update(alice)
+
+    found = await supersede_precision(client, ["repo:billing-api"], tiny(tmp_path).versions())
+
+    assert {name: found[name] for name in ("available", "auto_links", "correct", "wrong", "user_links")} == {
+        "available": True,
+        "auto_links": 2,
+        "correct": 1,
+        "wrong": 1,
+        "user_links": 1,
+    }
+    assert found["precision"] == 0.5
