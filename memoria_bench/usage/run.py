@@ -18,7 +18,7 @@ from rich.table import Table
 
 from app.auth.service import create_key, get_or_create_user
 from memoria_bench.capture.run import wait_idle
-from memoria_bench.serve import served_api
+from memoria_bench.serve import REPO_ROOT, served_api
 from memoria_bench.usage.hooks import HookRunner, hook_env, install_hooks
 from memoria_bench.usage.links import supersede_precision
 from memoria_bench.usage.metrics import measure, measured_calls, percentile, prompt_chars
@@ -63,6 +63,14 @@ class UsageOptions:
     hook_budget_s: float | None = None
     #: Where to append every SessionStart and UserPromptSubmit call and what it injected (JSON lines).
     calls_out: Path | None = None
+
+
+def shown_path(path: Path) -> str:
+    """`path` from the repository's root when it is inside it (a report names no one's home folder)."""
+    try:
+        return str(path.resolve().relative_to(REPO_ROOT))
+    except ValueError:
+        return str(path)
 
 
 def write_calls(path: Path, scenario: Scenario, calls: Sequence[HookCall]) -> None:
@@ -124,7 +132,7 @@ async def run_scenario(
         outcomes[name] = outcomes.get(name, 0) + 1
     row = {
         "scenario": scenario.name,
-        "file": str(scenario.path),
+        "file": shown_path(scenario.path),
         **figures,
         "supersede": links,
         "hook_outcomes": outcomes,
