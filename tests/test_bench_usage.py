@@ -350,3 +350,10 @@ async def test_the_supersede_links_are_read_from_the_links_route_and_only_automa
         "user_links": 1,
     }
     assert found["precision"] == 0.5
+
+
+def test_a_question_asked_in_another_project_than_its_facts_is_refused(tmp_path: Path) -> None:
+    body = scenario_dict(projects=["billing-api", "storefront"])
+    body["sessions"][2]["project"] = "storefront"
+    with pytest.raises(ScenarioError, match="asks about port in storefront, but it is said in billing-api"):
+        load_scenario(write(tmp_path, body))

@@ -211,11 +211,69 @@ def _facts(reader: _Reader, raw: Any) -> dict[str, tuple[FactVersion, ...]]:
     return facts
 
 
-def _turn(
-    reader: _Reader, raw: Any, where: str, facts: dict[str, tuple[FactVersion, ...]], said: dict[str, int]
-) -> Turn:
-    body = reader.obj(raw, where, TURN_FIELDS)
-    user = reader.text(body.get("user"), f"{where}.user")
+@dataclass(slots=True)
+class _Said:
+    """What the turns read so far have said: each fact's newest version, and the project it lives
+    in (the hooks of another project's sessions recall from another namespace)."""
+
+    versions: dict[str, int] = field(default_factory=dict)
+    projects: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class _Scope:
+    """Where a turn is read: the scenario's facts, what was said before it, its session's project."""
+
+    facts: dict[str, tuple[FactVersion, ...]]
+    said: _Said
+    project: str
+
+
+def _says(reader: _Reader, body: dict[str, Any], where: str, scope: _Scope, spoken: str) -> list[FactVersion]:
+    """The versions the turn states: each labelled `fact@N`, its key in the turn, said in order and
+    in the fact's project."""
+    labels = body.get("says", [])
+    if not isinstance(labels, list):
+        raise reader.fail(f"{where}.says", "must be a list of 'fact@version' labels")
+    said_here: list[FactVersion] = []
+    for i, label in enumerate(labels):
+        place = f"{where}.says[{i}]"
+        fact, number = reader.label(label, place, scope.facts)
+        if number is None:
+            raise reader.fail(place, "names the version it states: 'fact@version'")
+        version = scope.facts[fact][number - 1]
+        if normalised(version.key) not in spoken:
+            raise reader.fail(place, f"the turn does not contain {version.label}'s key {version.key!r}")
+        newest = scope.said.versions.get(fact, 0)
+        if number > newest + 1:
+            raise reader.fail(place, f"{version.label} is said before {fact}@{newest + 1}")
+        home = scope.said.projects.setdefault(fact, scope.project)
+        if home != scope.project:
+            raise reader.fail(place, f"{fact} lives in project {home}, not {scope.project}")
+        said_here.append(version)
+    return said_here
+
+
+def _asks(reader: _Reader, body: dict[str, Any], where: str, scope: _Scope) -> FactVersion | None:
+    """The version a question expects: the newest said so far, in this project."""
+    if "asks" not in body:
+        return None
+    place = f"{where}.asks"
+    fact, number = reader.label(body["asks"], place, scope.facts)
+    newest = scope.said.versions.get(fact, 0)
+    if newest == 0:
+        raise reader.fail(place, f"asks about {fact}, which no earlier turn says")
+    if scope.said.projects[fact] != scope.project:
+        raise reader.fail(
+            place, f"asks about {fact} in {scope.project}, but it is said in {scope.said.projects[fact]}"
+        )
+    if number is not None and number != newest:
+        raise reader.fail(place, f"expects {fact}@{number} but the newest said so far is @{newest}")
+    return scope.facts[fact][newest - 1]
+
+
+def _ending(reader: _Reader, body: dict[str, Any], where: str) -> tuple[str, str | None, Tool | None, bool]:
+    """(reply, api_error, refused tool, interrupted): a turn ends with a reply or one of the others."""
     api_error = body.get("api_error")
     if api_error is not None:
         api_error = reader.text(api_error, f"{where}.api_error")
@@ -234,51 +292,33 @@ def _turn(
             raise reader.fail(f"{where}.assistant", f"a turn that ends with {endings[0]} has no reply")
     else:
         reply = reader.text(reply, f"{where}.assistant")
-    tools = body.get("tools", [])
-    if not isinstance(tools, list):
-        raise reader.fail(f"{where}.tools", "must be a list")
+    return reply, api_error, refused, bool(interrupted)
+
+
+def _turn(reader: _Reader, raw: Any, where: str, scope: _Scope) -> Turn:
+    body = reader.obj(raw, where, TURN_FIELDS)
+    user = reader.text(body.get("user"), f"{where}.user")
     for flag in ("interrupted", "unrelated", "compact"):
         if not isinstance(body.get(flag, False), bool):
             raise reader.fail(f"{where}.{flag}", "must be true or false")
-    said_here: list[FactVersion] = []
-    spoken = normalised(f"{user}\n{reply}")
-    for i, label in enumerate(body.get("says", []) if isinstance(body.get("says", []), list) else [None]):
-        fact, number = reader.label(label, f"{where}.says[{i}]", facts)
-        if number is None:
-            raise reader.fail(f"{where}.says[{i}]", "names the version it states: 'fact@version'")
-        version = facts[fact][number - 1]
-        if normalised(version.key) not in spoken:
-            raise reader.fail(
-                f"{where}.says[{i}]", f"the turn does not contain {version.label}'s key {version.key!r}"
-            )
-        if number > said.get(fact, 0) + 1:
-            raise reader.fail(
-                f"{where}.says[{i}]", f"{version.label} is said before {fact}@{said.get(fact, 0) + 1}"
-            )
-        said_here.append(version)
-    asks = None
-    if "asks" in body:
-        fact, number = reader.label(body["asks"], f"{where}.asks", facts)
-        newest = said.get(fact, 0)
-        if newest == 0:
-            raise reader.fail(f"{where}.asks", f"asks about {fact}, which no earlier turn says")
-        if number is not None and number != newest:
-            raise reader.fail(
-                f"{where}.asks", f"expects {fact}@{number} but the newest said so far is @{newest}"
-            )
-        asks = facts[fact][newest - 1]
+    reply, api_error, refused, interrupted = _ending(reader, body, where)
+    tools = body.get("tools", [])
+    if not isinstance(tools, list):
+        raise reader.fail(f"{where}.tools", "must be a list")
+    said_here = _says(reader, body, where, scope, normalised(f"{user}\n{reply}"))
+    asks = _asks(reader, body, where, scope)
     unrelated = bool(body.get("unrelated", False))
     if asks is not None and unrelated:
         raise reader.fail(where, "a prompt is a question (asks) or unrelated, not both")
     for version in said_here:
-        said[version.fact] = max(said.get(version.fact, 0), version.version)
+        scope.said.versions[version.fact] = max(scope.said.versions.get(version.fact, 0), version.version)
     return Turn(
         user=user,
         reply=reply,
         tools=tuple(reader.tool(tool, f"{where}.tools[{i}]") for i, tool in enumerate(tools)),
         api_error=api_error,
         refused=refused,
-        interrupted=bool(interrupted),
+        interrupted=interrupted,
         compact_before=bool(body.get("compact", False)),
         says=tuple(said_here),
         asks=asks,
@@ -308,7 +348,7 @@ def load_scenario(path: Path) -> Scenario:
     if not isinstance(raw_sessions, list) or not raw_sessions:
         raise reader.fail("sessions", "must be a non-empty list")
     sessions: list[Session] = []
-    said: dict[str, int] = {}
+    said = _Said()
     projects_of: dict[str, str] = {}
     for i, raw_session in enumerate(raw_sessions):
         session = reader.obj(raw_session, f"sessions[{i}]", SESSION_FIELDS)
@@ -331,12 +371,15 @@ def load_scenario(path: Path) -> Scenario:
         if not isinstance(turns, list) or not turns:
             raise reader.fail(f"{where}.turns", "must be a non-empty list")
         parsed = tuple(
-            _turn(reader, turn, f"{where}.turns[{t}]", facts, said) for t, turn in enumerate(turns)
+            _turn(reader, turn, f"{where}.turns[{t}]", _Scope(facts, said, project))
+            for t, turn in enumerate(turns)
         )
         projects_of[sid] = project
         sessions.append(Session(sid, project, parsed, continues))
     unsaid = [
-        versions[-1].label for versions in facts.values() if said.get(versions[0].fact, 0) < len(versions)
+        versions[-1].label
+        for versions in facts.values()
+        if said.versions.get(versions[0].fact, 0) < len(versions)
     ]
     if unsaid:
         raise reader.fail("facts", f"versions no turn says: {', '.join(unsaid)}")
