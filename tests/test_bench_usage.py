@@ -357,3 +357,15 @@ def test_a_question_asked_in_another_project_than_its_facts_is_refused(tmp_path:
     body["sessions"][2]["project"] = "storefront"
     with pytest.raises(ScenarioError, match="asks about port in storefront, but it is said in billing-api"):
         load_scenario(write(tmp_path, body))
+
+
+def test_stale_and_noise_items_are_told_apart_by_hook_and_kind(tmp_path: Path) -> None:
+    scenario = tiny(tmp_path)
+    said = {"queue": 2, "port": 1}
+    calls = [
+        call("q1", "SessionStart", "- #1 [episode 2026-11-27] User: hi\n- #2 [fact] Huey task queue", said),
+        call("q1", "UserPromptSubmit", "- #3 [episode 2026-11-27] the Huey task queue", said, prompt="?"),
+    ]
+    figures = measure(scenario, calls)
+    assert figures["noise_from"] == {"SessionStart:episode": 1}
+    assert figures["stale_unmarked_from"] == {"SessionStart:memory": 1, "UserPromptSubmit:episode": 1}

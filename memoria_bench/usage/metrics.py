@@ -99,6 +99,13 @@ def prompt_chars(calls: Sequence[HookCall]) -> list[int]:
     return sizes
 
 
+def _tally(counts: dict[str, int], call: HookCall, item: Item) -> None:
+    """Count `item` under `<event>:<episode|memory>`."""
+    kind = "episode" if item.text.lstrip().startswith("[episode") else "memory"
+    name = f"{call.event}:{kind}"
+    counts[name] = counts.get(name, 0) + 1
+
+
 def question_sessions(scenario: Scenario) -> frozenset[str]:
     """The sessions that ask or hold an unrelated prompt (a resumed one counts as its own)."""
     return frozenset(
@@ -121,6 +128,8 @@ def measure(scenario: Scenario, calls: Sequence[HookCall]) -> dict[str, object]:
     given: dict[str, list[list[FactVersion]]] = {}
     stale_given: dict[str, set[str]] = {}
     items_total = noise = stale = repeats = 0
+    # where the stale and noise items came from: which hook, and whether curated or an episode
+    origins: dict[str, dict[str, int]] = {"stale": {}, "noise": {}}
     answered: list[str] = []
     missed: list[str] = []
     changed_questions = stale_questions = 0
@@ -141,8 +150,10 @@ def measure(scenario: Scenario, calls: Sequence[HookCall]) -> dict[str, object]:
             items_total += 1
             if not found:
                 noise += 1
+                _tally(origins["noise"], call, item)
             elif is_stale(found, call.said) and not is_marked(item):
                 stale += 1
+                _tally(origins["stale"], call, item)
                 stale_given.setdefault(call.session_id, set()).update(v.fact for v in found)
         if call.unrelated:
             unrelated += 1
@@ -169,6 +180,8 @@ def measure(scenario: Scenario, calls: Sequence[HookCall]) -> dict[str, object]:
         "items_injected": items_total,
         "noise_items": noise,
         "noise_share": round(noise / items_total, 3) if items_total else 0.0,
+        "stale_unmarked_from": origins["stale"],
+        "noise_from": origins["noise"],
         "context_chars_median": percentile(sizes, 50),
         "context_chars_p90": percentile(sizes, 90),
         "prompts_with_context": sum(size > 0 for size in sizes),

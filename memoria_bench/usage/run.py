@@ -240,6 +240,10 @@ def print_report(report: dict[str, Any], console: Console) -> None:
     for row in report["scenarios"]:
         for miss in row["missed"]:
             console.print(f"missed answer: {row['scenario']} {miss}")
+        for what in ("stale_unmarked_from", "noise_from"):
+            if row[what]:
+                where = ", ".join(f"{name} {count}" for name, count in sorted(row[what].items()))
+                console.print(f"{row['scenario']}: {what.replace('_', ' ')}: {where}")
         if row["capture_waits_timed_out"]:
             console.print(
                 f"note: {row['scenario']}: {row['capture_waits_timed_out']} capture waits timed out"
