@@ -211,3 +211,35 @@ async def test_a_superseded_memory_in_a_shared_namespace_leaves_the_grantees_rec
     )
     assert hook.status_code == 200
     assert "old VPN" not in hook.text
+
+
+async def test_what_the_owner_put_in_the_trash_is_not_found_through_a_share_at_either_end_of_a_link(
+    client: Client, alice: Headers, bob: Headers, conn: asyncpg.Connection
+) -> None:
+    old = await stored(client, alice, OLD, "team")
+    new = await stored(client, alice, NEW, "team", supersedes=[old])
+    other = await stored(client, alice, "The team's staging cluster has three nodes", "team")
+    assert (await share(client, alice, "team", "bob", "write")).status_code == 201
+    assert (await client.delete(f"/v1/memories/{new}", headers=alice)).status_code == 204
+    before = await state(conn)
+    for method, url, body in [
+        ("DELETE", f"/v1/memories/{{id}}/links/supersedes/{old}", None),
+        ("POST", "/v1/memories/{id}/links", {"kind": "see-also", "target": other}),
+        ("POST", f"/v1/memories/{other}/links", {"kind": "see-also", "target": "{id}"}),
+        ("GET", "/v1/memories/{id}/links", None),
+    ]:
+
+        def filled(memory_id: int) -> tuple[str, Any]:
+            data = {**body, "target": memory_id} if body is not None and body["target"] == "{id}" else body
+            return url.format(id=memory_id), data
+
+        probe_url, probe_body = filled(new)
+        control_url, control_body = filled(MISSING)
+        probe = await client.request(method, probe_url, json=probe_body, headers=bob)
+        control = await client.request(method, control_url, json=control_body, headers=bob)
+        assert probe.status_code == 404, (method, probe_url, probe.text)
+        assert masked(probe, new) == masked(control, MISSING), (method, probe_url)
+    assert await state(conn) == before
+    # the owner still finds it in her trash, links and all
+    assert (await client.post(f"/v1/memories/{new}/restore", headers=alice)).status_code == 200
+    assert (await client.get(f"/v1/memories/{old}/links", headers=alice)).json()["superseded_by"] == new
