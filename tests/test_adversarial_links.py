@@ -213,6 +213,13 @@ async def test_a_superseded_memory_in_a_shared_namespace_leaves_the_grantees_rec
     assert "old VPN" not in hook.text
 
 
+def filled(url: str, body: dict[str, Any] | None, memory_id: int) -> tuple[str, Any]:
+    """`url` and `body` with `{id}` (in the path, or as the body's target) given as `memory_id`."""
+    if body is not None and body["target"] == "{id}":
+        body = {**body, "target": memory_id}
+    return url.format(id=memory_id), body
+
+
 async def test_what_the_owner_put_in_the_trash_is_not_found_through_a_share_at_either_end_of_a_link(
     client: Client, alice: Headers, bob: Headers, conn: asyncpg.Connection
 ) -> None:
@@ -228,13 +235,8 @@ async def test_what_the_owner_put_in_the_trash_is_not_found_through_a_share_at_e
         ("POST", f"/v1/memories/{other}/links", {"kind": "see-also", "target": "{id}"}),
         ("GET", "/v1/memories/{id}/links", None),
     ]:
-
-        def filled(memory_id: int) -> tuple[str, Any]:
-            data = {**body, "target": memory_id} if body is not None and body["target"] == "{id}" else body
-            return url.format(id=memory_id), data
-
-        probe_url, probe_body = filled(new)
-        control_url, control_body = filled(MISSING)
+        probe_url, probe_body = filled(url, body, new)
+        control_url, control_body = filled(url, body, MISSING)
         probe = await client.request(method, probe_url, json=probe_body, headers=bob)
         control = await client.request(method, control_url, json=control_body, headers=bob)
         assert probe.status_code == 404, (method, probe_url, probe.text)
