@@ -271,3 +271,31 @@ async def test_a_bad_as_of_or_include_superseded_on_recall_is_a_422(
     await stored(client, alice, "something to find")
     answer = await client.post("/v1/recall", json={"query": "something", "filters": filters}, headers=alice)
     assert_problem(answer, 422, needle)
+
+
+async def test_the_validity_of_a_superseded_memory_is_the_supersedes_and_a_patch_cannot_reopen_it(
+    client: Client, alice: Headers, conn: asyncpg.Connection
+) -> None:
+    old = await stored(client, alice, "Background jobs run on Celery with RabbitMQ as the broker")
+    new = await stored(
+        client, alice, "We moved background jobs to Dramatiq on Redis streams", supersedes=[old]
+    )
+    before = await state(conn)
+    for valid_to in (None, "2999-01-01T00:00:00Z", "2020-01-01T00:00:00Z"):
+        answer = await client.patch(f"/v1/memories/{old}", json={"valid_to": valid_to}, headers=alice)
+        assert_problem(answer, 409, "undo that link")
+        assert answer.json()["existing_id"] == new
+    assert await state(conn) == before
+    listed = (await client.get("/v1/memories", headers=alice)).json()["items"]
+    assert [item["id"] for item in listed] == [new]
+    # its other fields still change; once the link is undone, so does its validity
+    assert (
+        await client.patch(f"/v1/memories/{old}", json={"importance": 0.9}, headers=alice)
+    ).status_code == 200
+    assert (
+        await client.delete(f"/v1/memories/{new}/links/supersedes/{old}", headers=alice)
+    ).status_code == 204
+    reopened = await client.patch(
+        f"/v1/memories/{old}", json={"valid_to": "2999-01-01T00:00:00Z"}, headers=alice
+    )
+    assert reopened.status_code == 200, reopened.text
