@@ -239,3 +239,34 @@ async def test_recall_names_what_a_hit_replaces_and_the_problem_a_fix_came_with(
 
     fixes = await client.get("/recall?q=too+many+open+files+integration+suite&limit=1")
     assert f'came with <a href="/memories/{problem}">#{problem}</a>' in fixes.text
+
+
+async def test_a_read_share_shows_a_shared_memorys_links_but_its_forms_are_refused(
+    client: Client, conn: asyncpg.Connection
+) -> None:
+    alice = (await scoped_key(conn, "alice", ["read", "write", "admin"])).key
+    old = await stored(client, alice, OLD, namespace="team")
+    new = await stored(client, alice, NEW, namespace="team", supersedes=[old])
+    bob = (await scoped_key(conn, "bob", ["read", "write"])).key
+    granted = await client.post(
+        "/v1/shares", json={"namespace": "team", "user": "bob", "permission": "read"}, headers=bearer(alice)
+    )
+    assert granted.status_code == 201, granted.text
+    csrf = await sign_in(client, bob)
+
+    seen = await client.get(f"/memories/{old}")
+    assert seen.status_code == 200, seen.text[:500]
+    assert links_table(seen.text) == [("supersedes", "in", str(new))]
+    assert f'Superseded by <a href="/memories/{new}">#{new}</a>' in seen.text
+    before = await link_rows(conn)
+    added = await client.post(
+        f"/memories/{old}/links", data={"csrf_token": csrf, "kind": "see-also", "target": new}
+    )
+    undone = await client.post(
+        f"/memories/{old}/unlink",
+        data={"csrf_token": csrf, "kind": "supersedes", "direction": "in", "other": new},
+    )
+    for answer in (added, undone):
+        assert answer.status_code == 403, answer.text[:500]
+        assert re.search(r'<p role="alert" class="error">[^<]*read-only', answer.text), answer.text[:2000]
+    assert await link_rows(conn) == before
