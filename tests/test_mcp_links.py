@@ -50,7 +50,7 @@ async def test_store_with_supersedes_says_so_and_recall_shows_only_the_new_versi
 ) -> None:
     old, _ = await _store(client, agent, OLD)
     new, answer = await _store(client, agent, NEW, supersedes=[old])
-    assert f"#{new} ns:proj supersedes #{old}" in answer
+    assert f"#{new} ns:proj (supersedes #{old})" in answer
     # worded as the old version, the new one answers in its place and says what it replaces
     found = await _call(client, agent, "memory_recall", {"query": "Celery RabbitMQ broker"})
     assert not found.is_error, found.text
@@ -159,14 +159,15 @@ async def test_recall_as_of_answers_what_held_then(
 @dataclass(frozen=True)
 class _Offer:
     id: int
+    content: str
     reason: str
 
 
 def test_the_store_answer_offers_the_supersede_rules_suggestions() -> None:
     assert suggestions_text(12, []) == []
-    assert suggestions_text(12, [_Offer(5, "same subject, new port")]) == [
-        "#12 looks like it replaces #5 (same subject, new port); if it does: "
-        "memory_link id=12 kind=supersedes target=5"
+    assert suggestions_text(12, [_Offer(5, "The API listens on 8080.", "8080 \u2192 9090")]) == [
+        "#12 looks like it replaces #5 (\u201cThe API listens on 8080.\u201d): 8080 \u2192 9090. "
+        "If it does: memory_link id=12 kind=supersedes target=5"
     ]
-    plain = StoreResult(id=12, namespace="proj", duplicate=False, embedded=True, superseded=[4])
-    assert stored_text([plain]) == "Stored 1: #12 ns:proj supersedes #4"
+    plain = StoreResult(id=12, namespace="proj", duplicate=False, embedded=True, superseded=[4, 3])
+    assert stored_text([plain]) == "Stored 1: #12 ns:proj (supersedes #4, #3)"

@@ -172,10 +172,14 @@ def links_text(links: LinkList, max_chars: int) -> str:
 
 class SupersedeSuggestion(Protocol):
     """An older memory a stored one looks like it replaces, not linked (the supersede rule was not
-    confident): offered to the agent, which links it with `memory_link` when it agrees."""
+    confident): offered to the agent, which links it with `memory_link` when it agrees (the shape
+    of `app.memories.schemas.SupersedeSuggestion`)."""
 
     @property
     def id(self) -> int: ...
+
+    @property
+    def content(self) -> str: ...
 
     @property
     def reason(self) -> str: ...
@@ -184,20 +188,23 @@ class SupersedeSuggestion(Protocol):
 def suggestions_text(stored_id: int, suggestions: Sequence[SupersedeSuggestion]) -> list[str]:
     """The store answer's "this looks like it replaces #…" lines for one stored memory (none: no lines)."""
     return [
-        f"#{stored_id} looks like it replaces #{s.id} ({s.reason}); if it does: "
-        f"memory_link id={stored_id} kind=supersedes target={s.id}"
+        f"#{stored_id} looks like it replaces #{s.id} (\u201c{s.content}\u201d): {s.reason}. "
+        f"If it does: memory_link id={stored_id} kind=supersedes target={s.id}"
         for s in suggestions
     ]
 
 
 def stored_text(results: Sequence[StoreResult]) -> str:
+    """The stored ids, what each now supersedes, and the older memories each looks like it
+    replaces (the supersede rule's suggestions), one line each, for the agent to confirm."""
     parts = [
         f"#{r.id} ns:{r.namespace}"
         + (" (already stored)" if r.duplicate else "")
-        + (f" supersedes {','.join(f'#{old}' for old in r.superseded)}" if r.superseded else "")
+        + (f" (supersedes {', '.join(f'#{old}' for old in r.superseded)})" if r.superseded else "")
         for r in results
     ]
-    # the supersede rule's unconfident finds (StoreResult.supersede_suggestions, when the store offers them)
+    # StoreResult.supersede_suggestions comes with the supersede rule (branch h-supersede): read
+    # with getattr until both are merged, then directly
     offered = [
         line for r in results for line in suggestions_text(r.id, getattr(r, "supersede_suggestions", ()))
     ]
