@@ -184,8 +184,9 @@ class LinkService:
         self, user_id: int, namespaces: Sequence[str] | None, include_sensitive: bool = False
     ) -> list[ExportedLink]:
         """The links among the memories an export of `namespaces` writes (all of the caller's own
-        when None; shared ones when named), by public ids, oldest first."""
-        async with self.db.read.acquire() as conn:
+        when None; shared ones when named), by public ids, oldest first. Read from the pool the
+        memories of an export are listed from, so the two agree."""
+        async with self.db.write.acquire() as conn:
             namespace_ids = await resolve_namespaces(conn, user_id, namespaces)
             rows = await q.NamespaceLinks(
                 namespace_ids=namespace_ids, include_sensitive=include_sensitive

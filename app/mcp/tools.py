@@ -210,7 +210,10 @@ TOOLS: Final = (
     ),
     ToolSpec(
         name="memory_update",
-        description="Correct a memory by id when it changed or was wrong; fields left out stay.",
+        description=(
+            "Correct a memory by id that was wrong; fields left out stay. When a fact changed, "
+            "store the new one with supersedes instead: the old one stays as history."
+        ),
         input_schema=_object(
             {
                 "id": _ID,
