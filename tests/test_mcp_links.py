@@ -170,3 +170,23 @@ def test_the_store_answer_offers_the_supersede_rules_suggestions() -> None:
     ]
     plain = StoreResult(id=12, namespace="proj", duplicate=False, embedded=True, superseded=[4, 3])
     assert stored_text([plain]) == "Stored 1: #12 ns:proj (supersedes #4, #3)"
+
+
+async def test_another_tenants_memory_answers_as_a_missing_one(
+    client: Client, agent: Caller, bob: dict[str, str]
+) -> None:
+    mine, _ = await _store(client, agent, "Alice's service listens on port 8080")
+    stored = await client.post("/v1/memories", json={"content": "Bob's port is 7070"}, headers=bob)
+    assert stored.status_code == 201, stored.text
+    theirs, missing = int(stored.json()["id"]), 2**52 + 12345
+    for kind in ("supersedes", "see-also"):
+        probe = await _call(client, agent, "memory_link", {"id": mine, "kind": kind, "target": theirs})
+        absent = await _call(client, agent, "memory_link", {"id": mine, "kind": kind, "target": missing})
+        assert probe.is_error and absent.is_error
+        assert probe.text.replace(str(theirs), "X") == absent.text.replace(str(missing), "X")
+    replaced = await _call(
+        client, agent, "memory_store", {"memories": [{"content": "x", "supersedes": [theirs]}]}
+    )
+    assert replaced.is_error and replaced.text.startswith("not found:")
+    got = await client.get(f"/v1/memories/{theirs}", headers=bob)
+    assert got.json()["valid_to"] is None and got.json()["superseded_by"] is None
