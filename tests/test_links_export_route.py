@@ -54,3 +54,12 @@ async def test_the_links_among_the_exported_memories_oldest_first(
     await store(client, bob, "Bob deploys on Mondays", namespace="ops")
     assert await links(client, bob, namespace="ops") == []
     assert (await client.get("/v1/links", params={"namespace": "@alice/ops"}, headers=bob)).status_code == 404
+
+
+async def test_a_bad_or_unknown_namespace_is_a_4xx_problem(client: Client, alice: dict[str, str]) -> None:
+    unknown = await client.get("/v1/links", params={"namespace": "never-made"}, headers=alice)
+    assert unknown.status_code == 404 and "never-made" in unknown.json()["detail"]
+    for bad in ("", " ", "x" * 500, "@", "@nobody/x"):
+        answer = await client.get("/v1/links", params={"namespace": bad}, headers=alice)
+        assert 400 <= answer.status_code < 500, (bad, answer.status_code, answer.text)
+    assert (await client.get("/v1/links")).status_code == 401
