@@ -8,13 +8,14 @@ production rather than a configuration of the benchmark's own.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from app.db import Database
 from app.db.settings import DatabaseSettings
 from app.embeddings import Embedder
 from app.graph import GraphIndexer
 from app.graph.settings import GraphSettings
+from app.hooks.settings import HookSettings
 from app.memories.service import MemoryService
 from app.memories.settings import MemorySettings
 from app.recall.service import RecallService
@@ -27,6 +28,8 @@ class BenchConfig:
     memories: MemorySettings
     recall: RecallSettings
     graph: GraphSettings
+    hooks: HookSettings = field(default_factory=HookSettings)
+    """The hook's settings: `bench quality --floor` recalls as the prompt hook does."""
 
     def memory_service(self, db: Database, embedder: Embedder) -> MemoryService:
         return MemoryService(db, embedder, self.memories)
