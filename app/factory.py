@@ -34,7 +34,7 @@ from app.hooks.routes import hook_router
 from app.http import TYPE_DECODERS, ApiRequest, before_request
 from app.jobs import JobWorker
 from app.links import LinkService
-from app.links.routes import LinkController
+from app.links.routes import LinkController, list_namespace_links
 from app.mcp.endpoint import McpEndpoint
 from app.memories import MemoryService
 from app.memories.expiry import EXPIRE_JOB, ExpiryJobs
@@ -170,6 +170,7 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
         route_handlers=[
             MemoryController,
             LinkController,
+            list_namespace_links,
             get_namespaces,
             get_me,
             *share_routes({SCOPE_OPT: ADMIN}),  # managing shares needs an admin key

@@ -123,6 +123,7 @@ ROUTES: dict[tuple[str, str], RouteClass] = {
     ("/v1/shares", "POST"): RouteClass("v1", ADMIN, mutates=True),
     ("/v1/shares", "DELETE"): RouteClass("v1", ADMIN, mutates=True),
     ("/v1/recall", "POST"): RouteClass("v1", READ),
+    ("/v1/links", "GET"): RouteClass("v1", READ),  # the links an export writes
     ("/v1/graph/concepts", "GET"): RouteClass("v1", READ),
     ("/v1/graph/concepts/{concept_id:int}", "GET"): RouteClass("v1", READ),
     ("/v1/graph/concepts/{concept_id:int}/neighborhood", "GET"): RouteClass("v1", READ),
@@ -329,6 +330,19 @@ def probes(seed: Planted) -> list[Probe]:
         Probe(listing, f"{MEMORIES}?namespace={addr_team}/", target="team", owner=NOT_FOUND),
         Probe(listing, f"{MEMORIES}?namespace=@{OWNER}/{TEAM.upper()}", target="team", owner=NOT_FOUND),
         Probe(listing, f"{MEMORIES}?{everything}", shows="private"),
+        # the links an export writes (ids only: the statuses say who may read them)
+        Probe(
+            ("/v1/links", "GET"), f"/v1/links?namespace={PRIVATE}&include_sensitive=true", target="private"
+        ),
+        Probe(("/v1/links", "GET"), f"/v1/links?namespace={addr_private}", target="private", owner=NOT_FOUND),
+        Probe(
+            ("/v1/links", "GET"),
+            f"/v1/links?namespace={addr_team}",
+            target="team",
+            via="read",
+            owner=NOT_FOUND,
+        ),
+        Probe(("/v1/links", "GET"), "/v1/links?include_sensitive=true"),
         # recall
         Probe(
             recall,
@@ -772,6 +786,26 @@ def mcp_probes(seed: Planted) -> list[Probe]:
             via="write",
             refusal_is_error=True,
             phase=1,
+        ),
+        writing(
+            "/mcp#link-private",
+            tool("memory_link", id=p1, kind="see-also", target=p2),
+            target="private",
+            refusal_is_error=True,
+            phase=1,
+        ),
+        writing(
+            "/mcp#store-superseding-private",
+            tool("memory_store", memories=[{"content": "bob was here: newer", "supersedes": [p1]}]),
+            target="private",
+            refusal_is_error=True,
+            phase=1,
+        ),
+        reading(
+            "/mcp#recall-superseded-private",
+            tool("memory_recall", query=m.private, namespace=PRIVATE, include_superseded=True),
+            target="private",
+            shows="private",
         ),
         writing(
             "/mcp#forget-private",

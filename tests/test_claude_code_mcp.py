@@ -7,6 +7,10 @@ a fake Anthropic Messages API on 127.0.0.1.
    sends the `tool_result` back; the memory is in the project's namespace.
 3. With the UserPromptSubmit hook installed (`memoria hook install`, the project's namespace named),
    the next `claude -p` run's request to the model carries the stored memory.
+4. A fact that changes in a later session: session 1 stores it through `memory_store`; session 2's
+   model recalls it (`memory_recall`), reads its id from the tool result and stores the new version
+   with `supersedes: [id]`; session 3's request (SessionStart and prompt hook context) carries the
+   new version and nowhere the old one.
 
 Claude Code is found at `$CLAUDE_CODE_BIN` (`.ci/claude-code-mcp.sh` sets it), else installed by
 `.ci/claude-code-mcp.sh --install-only` (npm, into a local folder). Every wait is bounded.
@@ -17,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -40,6 +45,13 @@ FACT = "The zebra-17 service is deployed with Terraform only; never kubectl appl
 STORE_PROMPT = "Remember this for later sessions: zebra-17 deploys with Terraform only."
 RECALL_PROMPT = "How should I deploy the zebra-17 service to production?"
 CLAUDE_TIMEOUT_S = 120
+RECALL_TOOL = "mcp__memoria__memory_recall"
+OLD_FACT = "Background jobs of okapi-3 run on Celery with RabbitMQ as the broker."
+NEW_FACT = "Background jobs of okapi-3 moved to Dramatiq on Redis streams; Celery and RabbitMQ are gone."
+# the prompts name the subject, never the facts: what reaches session 3 comes from the memories
+SAVE_PROMPT = "Save our decision about how okapi-3 runs its background jobs as a memory."
+CHANGE_PROMPT = "We changed how okapi-3 runs its background jobs; update the memory to the new setup."
+ASK_PROMPT = "How do background jobs of okapi-3 run? Which broker do they use?"
 INSTALL_TIMEOUT_S = 600
 
 
@@ -103,6 +115,41 @@ def _tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+async def _project_with_mcp(
+    repo: Path, home: Path, server_env: dict[str, str], base: str
+) -> tuple[str, dict[str, str]]:
+    """A key for a new user, `memoria mcp install --scope project` in `repo` (approved, as `-p`
+    cannot ask); the key and the client's environment (its own HOME)."""
+    admin_env = {**os.environ, **server_env, "HF_HUB_OFFLINE": "1"}
+    created = await _run([MEMORIA, "keys", "create", "--user", "cc", "--create-user"], repo, admin_env, 120)
+    assert created.returncode == 0, created.stderr
+    key = created.stdout.strip()
+
+    client_env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("MEMORIA_", "ANTHROPIC_", "CLAUDE"))
+    } | {"HOME": str(home), "MEMORIA_CLIENT__URL": base, "MEMORIA_CLIENT__API_KEY": key}
+    installed = await _run([MEMORIA, "mcp", "install", "--scope", "project"], repo, client_env, 120)
+    assert installed.returncode == 0, installed.stderr
+    mcp_json = json.loads((repo / ".mcp.json").read_text())
+    assert mcp_json["mcpServers"]["memoria"]["headers"]["X-Memoria-Namespace"] == f"repo:{repo.name}"
+    assert key not in (repo / ".mcp.json").read_text()
+    # Claude Code asks before it uses a server from .mcp.json; -p cannot ask, so approve it here
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.local.json").write_text(json.dumps({"enabledMcpjsonServers": ["memoria"]}))
+    return key, client_env
+
+
+def _claude_env(client_env: dict[str, str], fake: FakeAnthropic) -> dict[str, str]:
+    return client_env | {
+        "ANTHROPIC_BASE_URL": fake.url,
+        "ANTHROPIC_API_KEY": "sk-ant-fake-key-for-tests",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    }
+
+
 async def test_claude_code_stores_through_mcp_and_the_hook_recalls_it(
     tmp_path: Path, fake_model: FakeAnthropic
 ) -> None:
@@ -115,35 +162,8 @@ async def test_claude_code_stores_through_mcp_and_the_hook_recalls_it(
     home.mkdir()
     server_env = {"MEMORIA_DATABASE__DATA_DIR": str(tmp_path / "pgdata")}
     async with served_api(server_env) as api:
-        admin_env = {**os.environ, **server_env, "HF_HUB_OFFLINE": "1"}
-        created = await _run(
-            [MEMORIA, "keys", "create", "--user", "cc", "--create-user"], repo, admin_env, 120
-        )
-        assert created.returncode == 0, created.stderr
-        key = created.stdout.strip()
-
-        client_env = {
-            k: v for k, v in os.environ.items() if not k.startswith(("MEMORIA_", "ANTHROPIC_", "CLAUDE"))
-        } | {"HOME": str(home), "MEMORIA_CLIENT__URL": api.base, "MEMORIA_CLIENT__API_KEY": key}
-        installed = await _run([MEMORIA, "mcp", "install", "--scope", "project"], repo, client_env, 120)
-        assert installed.returncode == 0, installed.stderr
-        mcp_json = json.loads((repo / ".mcp.json").read_text())
-        assert mcp_json["mcpServers"]["memoria"]["headers"]["X-Memoria-Namespace"] == namespace
-        assert key not in (repo / ".mcp.json").read_text()
-        # Claude Code asks before it uses a server from .mcp.json; -p cannot ask, so approve it here
-        (repo / ".claude").mkdir()
-        (repo / ".claude" / "settings.local.json").write_text(
-            json.dumps({"enabledMcpjsonServers": ["memoria"]})
-        )
-
-        claude_env = client_env | {
-            "ANTHROPIC_BASE_URL": fake_model.url,
-            "ANTHROPIC_API_KEY": "sk-ant-fake-key-for-tests",
-            "DISABLE_TELEMETRY": "1",
-            "DISABLE_AUTOUPDATER": "1",
-            "DISABLE_ERROR_REPORTING": "1",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        }
+        key, client_env = await _project_with_mcp(repo, home, server_env, api.base)
+        claude_env = _claude_env(client_env, fake_model)
         first = await _run(
             [claude, "-p", STORE_PROMPT, "--allowedTools", STORE_TOOL, "--debug"],
             repo,
@@ -186,3 +206,113 @@ async def test_claude_code_stores_through_mcp_and_the_hook_recalls_it(
         assert prompted, f"the second run never asked the model\n{transcript}"
         assert any(FACT in text for text in prompted), f"the hook did not inject the memory\n{transcript}"
         assert second.returncode == 0, transcript
+
+
+@dataclass
+class ChangingFactScript:
+    """The fake model of the changed-fact sessions: session 1 stores OLD_FACT; session 2 recalls it,
+    takes its id from the recall's tool result and stores NEW_FACT superseding it; text otherwise."""
+
+    old_id: int | None = None
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        asked = json.dumps(body.get("messages", []))
+        results = json.dumps(_tool_results(body))
+        # the latest session's prompt first: a session's context quotes the earlier sessions' prompts
+        if ASK_PROMPT in asked:
+            return Text("Done.")
+        if CHANGE_PROMPT in asked:
+            if "toolu_find" not in asked:
+                return ToolUse(RECALL_TOOL, {"query": "okapi-3 background jobs broker"}, id="toolu_find")
+            if "toolu_replace" not in asked:
+                # the hit whose text is the old fact: "#<id> [decision] score …" then its text
+                found = re.search(r"#(\d+) [^#]*?" + re.escape("Celery with RabbitMQ"), results)
+                if found is None:
+                    return Text("I could not find the old memory.")
+                self.old_id = int(found.group(1))
+                item = {"content": NEW_FACT, "category": "decision", "supersedes": [self.old_id]}
+                return ToolUse(STORE_TOOL, {"memories": [item]}, id="toolu_replace")
+        elif SAVE_PROMPT in asked and "toolu_save" not in asked:
+            return ToolUse(
+                STORE_TOOL, {"memories": [{"content": OLD_FACT, "category": "decision"}]}, id="toolu_save"
+            )
+        return Text("Done.")
+
+
+def _hook_contexts(body: dict[str, Any]) -> str:
+    """Everything the hooks added to a request, as Claude Code words it ("<Event> hook additional
+    context: …")."""
+    texts: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str):
+            texts.append(value)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+
+    walk(body.get("messages", []))
+    return "\n".join(text for text in texts if "hook additional context:" in text)
+
+
+async def test_a_fact_changed_in_a_later_session_reaches_the_next_one_in_its_new_version_only(
+    tmp_path: Path,
+) -> None:
+    script = ChangingFactScript()
+    fake = FakeAnthropic(script).start()
+    try:
+        claude = await asyncio.to_thread(claude_binary)
+        repo = tmp_path / "okapi-3"
+        repo.mkdir()
+        await asyncio.to_thread(subprocess.run, ["git", "init", "-q", str(repo)], check=True, timeout=30)
+        namespace = "repo:okapi-3"
+        home = tmp_path / "home"
+        home.mkdir()
+        server_env = {"MEMORIA_DATABASE__DATA_DIR": str(tmp_path / "pgdata")}
+        async with served_api(server_env) as api:
+            key, client_env = await _project_with_mcp(repo, home, server_env, api.base)
+            hooked = await _run(
+                [MEMORIA, "hook", "install", "--scope", "project", "--namespace", namespace],
+                repo,
+                client_env,
+                120,
+            )
+            assert hooked.returncode == 0, hooked.stderr
+            claude_env = _claude_env(client_env, fake) | {"MEMORIA_CLIENT__CAPTURE_FLUSH": "inline"}
+            tools = ",".join((STORE_TOOL, RECALL_TOOL))
+
+            async def session(prompt: str) -> list[dict[str, Any]]:
+                before = len(fake.messages())
+                done = await _run(
+                    [claude, "-p", prompt, "--allowedTools", tools], repo, claude_env, CLAUDE_TIMEOUT_S
+                )
+                shown = (
+                    f"exit {done.returncode}\nstdout:\n{done.stdout[-3000:]}\nstderr:\n{done.stderr[-3000:]}"
+                )
+                asked = [body for body in fake.messages()[before:] if prompt in json.dumps(body)]
+                assert asked, f"the session never asked the model\n{shown}"
+                assert done.returncode == 0, shown
+                return asked
+
+            await session(SAVE_PROMPT)
+            changed = await session(CHANGE_PROMPT)
+            assert script.old_id is not None, json.dumps([_tool_results(body) for body in changed])[:3000]
+            replaced = json.dumps([_tool_results(body) for body in changed])
+            assert f"supersedes #{script.old_id}" in replaced, replaced[:3000]
+            async with httpx.AsyncClient(base_url=api.base, timeout=30) as http:
+                superseded = await http.get(
+                    f"/v1/memories/{script.old_id}", headers={"Authorization": f"Bearer {key}"}
+                )
+            assert superseded.json()["superseded_by"] is not None, superseded.text
+
+            asked = await session(ASK_PROMPT)
+            context = _hook_contexts(asked[0])
+            assert NEW_FACT in context, f"the new version did not reach the model: {context[:3000]!r}"
+            everything = json.dumps(asked)
+            at = everything.find("Celery with RabbitMQ")
+            assert at < 0, f"the old version reached the model: …{everything[max(at - 1500, 0) : at + 300]}"
+    finally:
+        fake.stop()

@@ -193,6 +193,9 @@ def test_export_to_stdout_streams_json_lines(memoria: Memoria) -> None:
         "source",
         "metadata",
         "pinned",
+        "valid_from",
+        "valid_to",
+        "id",
     }
 
 

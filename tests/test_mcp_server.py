@@ -75,7 +75,7 @@ def _user() -> str:
     return f"u{uuid.uuid4().hex[:8]}"
 
 
-async def test_initialize_lists_the_six_tools_with_schemas(served: Served) -> None:
+async def test_initialize_lists_the_tools_with_schemas(served: Served) -> None:
     key = await served.key(_user())
     for mode in ("auto", "legacy"):  # the 2026 per-request envelope and the initialize handshake
         async with mcp_session(served.base, key, mode=mode) as client:

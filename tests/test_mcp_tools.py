@@ -67,6 +67,11 @@ async def _call(client: Client, caller: Caller, name: str, arguments: dict[str, 
 @pytest.fixture
 async def agent(client: Client, alice: dict[str, str], conn: asyncpg.Connection) -> Caller:
     """alice's agent, installed for namespace `proj`, with a read-write key."""
+    return await alice_agent(client, conn)
+
+
+async def alice_agent(client: Client, conn: asyncpg.Connection) -> Caller:
+    """What the `agent` fixture is (for other test modules' fixtures; `alice` must exist)."""
     user_id = await conn.fetchval("SELECT id FROM users WHERE name = 'alice'")
     state = client.app.state
     return Caller(
@@ -74,6 +79,7 @@ async def agent(client: Client, alice: dict[str, str], conn: asyncpg.Connection)
         namespace="proj",
         memories=state.memory_service,
         recall=state.recall_service,
+        links=state.link_service,
         settings=McpSettings(),
         read_deadline_s=10.0,
     )

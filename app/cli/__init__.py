@@ -31,13 +31,26 @@ def _register() -> None:
     from app.cli.embeddings import embeddings
     from app.cli.graph import graph
     from app.cli.hooks import hook
+    from app.cli.links import COMMANDS as LINK_COMMANDS
     from app.cli.mcp import mcp
     from app.cli.promote import promote
     from app.cli.secrets import secrets
+    from app.cli.shares import share
 
-    for command in (*admin.COMMANDS, *CLIENT_COMMANDS, capture, graph, embeddings, hook, mcp, secrets):
+    for command in (
+        *admin.COMMANDS,
+        *CLIENT_COMMANDS,
+        *LINK_COMMANDS,
+        capture,
+        graph,
+        embeddings,
+        hook,
+        mcp,
+        secrets,
+    ):
         main.add_command(command)
     main.add_command(promote)
+    main.add_command(share)
 
 
 _register()

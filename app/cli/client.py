@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
@@ -34,6 +35,32 @@ def current_namespace(config: Settings) -> str:
     return namespace_for_cwd(os.getcwd(), client.namespace_map, client.default_namespace) or "default"
 
 
+class Timestamp(click.ParamType[datetime]):
+    """An ISO 8601 date or time (`2026-03-01`, `2026-03-01T09:30:00Z`); without a zone, this
+    machine's local time, as a person at a terminal means it."""
+
+    name = "TIMESTAMP"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> datetime:
+        if isinstance(value, datetime):
+            return value
+        try:
+            parsed = datetime.fromisoformat(str(value))
+        except ValueError:
+            self.fail(f"{value!r} is not an ISO 8601 date or time (e.g. 2026-03-01T09:30:00Z)", param, ctx)
+        return parsed if parsed.tzinfo is not None else parsed.astimezone()
+
+
+INCLUDE_SUPERSEDED = click.option(
+    "--include-superseded",
+    is_flag=True,
+    help="Versions no longer current too: superseded memories and those past their valid_to.",
+)
+AS_OF = click.option(
+    "--as-of", type=Timestamp(), metavar="TS", help="What held at this time (ISO 8601; default: now)."
+)
+
+
 def _split(values: tuple[str, ...]) -> list[str]:
     """`--tags a,b --tags c` -> [a, b, c]."""
     return [tag.strip() for value in values for tag in value.split(",") if tag.strip()]
@@ -48,6 +75,13 @@ def _split(values: tuple[str, ...]) -> list[str]:
 @click.option("-t", "--tags", multiple=True, help="Comma-separated; repeatable.")
 @click.option("-i", "--importance", type=click.FloatRange(0, 1), default=0.5, show_default=True)
 @click.option("--sensitive", is_flag=True, help="Keep it out of lists, recall and hooks unless asked.")
+@click.option(
+    "--supersedes",
+    type=click.IntRange(1),
+    multiple=True,
+    metavar="ID",
+    help="A memory of the same namespace this one replaces (it leaves recall and hooks); repeatable.",
+)
 def remember(
     content: str,
     namespace: str | None,
@@ -55,6 +89,7 @@ def remember(
     tags: tuple[str, ...],
     importance: float,
     sensitive: bool,
+    supersedes: tuple[int, ...],
 ) -> None:
     """Store CONTENT as a memory ("-" reads it from stdin)."""
     config = settings()
@@ -67,13 +102,15 @@ def remember(
         "importance": importance,
         "is_sensitive": sensitive,
         "source": "memoria-cli",
+        "supersedes": list(supersedes),
     }
     if category:
         body["category"] = category
     with Api.from_settings(config.client) as api:
         stored = api.json("POST", "/v1/memories", json=body)
     verb = "already remembered as" if stored["duplicate"] else "remembered"
-    console().print(f"{verb} #{stored['id']} in {stored['namespace']}")
+    replaced = "".join(f", superseding #{old}" for old in stored.get("superseded", []))
+    console().print(f"{verb} #{stored['id']} in {stored['namespace']}{replaced}")
 
 
 @click.command()
@@ -84,6 +121,8 @@ def remember(
 @click.option("-c", "--category", help="Only this category.")
 @click.option("-t", "--tags", multiple=True, help="Only memories with any of these tags.")
 @click.option("--explain", is_flag=True, help="Show each leg's score and the fusion settings.")
+@INCLUDE_SUPERSEDED
+@AS_OF
 @click.option("--json", "as_json", is_flag=True, help="Print the raw API answer.")
 def recall(
     query: str,
@@ -93,6 +132,8 @@ def recall(
     category: str | None,
     tags: tuple[str, ...],
     explain: bool,
+    include_superseded: bool,
+    as_of: datetime | None,
     as_json: bool,
 ) -> None:
     """Find the memories that matter for QUERY (hybrid lexical + dense search)."""
@@ -103,6 +144,10 @@ def recall(
         filters["category"] = category
     if tags:
         filters["tags"] = _split(tags)
+    if include_superseded:
+        filters["include_superseded"] = True
+    if as_of is not None:
+        filters["as_of"] = as_of.isoformat()
     body: dict[str, Any] = {"query": query, "limit": limit, "explain": True, "filters": filters}
     if names:
         body["namespaces"] = names
@@ -130,6 +175,8 @@ def recall(
 @click.option("-l", "--limit", type=click.IntRange(1, 200), default=20, show_default=True)
 @click.option("--all", "everything", is_flag=True, help="Every match, page after page.")
 @click.option("--include-sensitive", is_flag=True)
+@INCLUDE_SUPERSEDED
+@AS_OF
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 def list_memories(
     namespace: tuple[str, ...],
@@ -138,6 +185,8 @@ def list_memories(
     limit: int,
     everything: bool,
     include_sensitive: bool,
+    include_superseded: bool,
+    as_of: datetime | None,
     as_json: bool,
 ) -> None:
     """List memories, newest first: a table on a terminal, tab-separated lines when piped."""
@@ -146,6 +195,8 @@ def list_memories(
         "category": category,
         "tags": _split(tags) or None,
         "include_sensitive": str(include_sensitive).lower(),
+        "include_superseded": str(include_superseded).lower(),
+        "as_of": as_of.isoformat() if as_of is not None else None,
     }
     with Api.from_settings(settings().client) as api:
         items: list[dict[str, Any]] = []
@@ -341,65 +392,22 @@ def export(output: Path | None, namespace: tuple[str, ...], include_sensitive: b
 @click.option("-n", "--namespace", help="Store everything in this namespace instead of each line's.")
 @click.option("--batch-size", type=click.IntRange(1, 1000), default=100, show_default=True)
 def import_(file: IO[bytes], namespace: str | None, batch_size: int) -> None:
-    """Store the memories in FILE (JSON Lines; "-" for stdin). Rerunning it stores nothing twice."""
+    """Store the memories in FILE (JSON Lines; "-" for stdin), then the links among them. Rerunning
+    it stores nothing twice."""
     with Api.from_settings(settings().client) as api:
-        stored, duplicates = import_memories(api, file, namespace, batch_size)
-    console().print(f"imported {stored + duplicates} memories: {stored} new, {duplicates} already present")
-
-
-@click.group()
-def share() -> None:
-    """Share your namespaces with other users; see what is shared with you.
-
-    A namespace shared with you is read (and, with write, written) by its address @owner/name,
-    e.g. `memoria recall "..." -n @alice/repo:shop-api`; recall and list without -n never include it.
-    Adding and revoking need a key with the admin scope.
-    """
-
-
-@share.command("add")
-@click.argument("namespace")
-@click.argument("user")
-@click.option("--write", is_flag=True, help="USER may store, change and delete memories too (default: read).")
-def share_add(namespace: str, user: str, write: bool) -> None:
-    """Share your NAMESPACE with USER (again: change the permission)."""
-    with Api.from_settings(settings().client) as api:
-        granted, new = api.share(namespace, user, "write" if write else "read")
-    verb = "shared" if new else "now sharing"
+        done = import_memories(api, file, namespace, batch_size)
     console().print(
-        escape(
-            f"{verb} {granted['namespace']} with {granted['user']} ({granted['permission']}); "
-            f"they name it {granted['address']}"
-        )
+        f"imported {done.stored + done.duplicates} memories: {done.stored} new, "
+        f"{done.duplicates} already present" + (f"; {done.linked} links" if done.linked else "")
     )
+    for reason in done.skipped[:SKIPPED_SHOWN]:
+        err_console().print(escape(f"skipped {reason}"))
+    if len(done.skipped) > SKIPPED_SHOWN:
+        err_console().print(f"… and {len(done.skipped) - SKIPPED_SHOWN} more links skipped")
 
 
-@share.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print the raw API answer.")
-def share_list(as_json: bool) -> None:
-    """The shares you gave and the namespaces shared with you."""
-    with Api.from_settings(settings().client) as api:
-        shares = api.shares()
-    if as_json:
-        print_json(shares)
-        return
-    out = console()
-    out.print("shared by you:" if shares["granted"] else "shared by you: none")
-    for granted in shares["granted"]:
-        out.print(escape(f"  {granted['namespace']}  ->  {granted['user']}  ({granted['permission']})"))
-    out.print("shared with you:" if shares["received"] else "shared with you: none")
-    for received in shares["received"]:
-        out.print(escape(f"  {received['namespace']}  ({received['permission']})"))
-
-
-@share.command("revoke")
-@click.argument("namespace")
-@click.argument("user")
-def share_revoke(namespace: str, user: str) -> None:
-    """Stop sharing your NAMESPACE with USER (from their next request on)."""
-    with Api.from_settings(settings().client) as api:
-        api.revoke_share(namespace, user)
-    console().print(escape(f"{user} no longer has {namespace}"))
+SKIPPED_SHOWN = 20
+"""Skipped links `memoria import` names one by one; past these, it counts them."""
 
 
 COMMANDS: list[click.Command] = [
@@ -411,5 +419,4 @@ COMMANDS: list[click.Command] = [
     login,
     export,
     import_,
-    share,
 ]

@@ -44,6 +44,20 @@ def _number(value: Any, digits: int = 4) -> str:
     return "" if value is None else f"{value:.{digits}f}"
 
 
+def version_marks(item: dict[str, Any]) -> str:
+    """What a recalled or listed memory says about versions and fixes, before its text: it stands in
+    for older versions (`replaces`), is itself superseded (shown when asked for), or is the fix
+    that came along with a problem (`came_with`); empty for a plain memory."""
+    marks = []
+    if item.get("replaces"):
+        marks.append("replaces " + ", ".join(f"#{old}" for old in item["replaces"]))
+    if item.get("superseded_by") is not None:
+        marks.append(f"superseded by #{item['superseded_by']}")
+    if item.get("came_with") is not None:
+        marks.append(f"resolves #{item['came_with']}")
+    return f"({'; '.join(marks)}) " if marks else ""
+
+
 def recall_table(result: dict[str, Any], explain: bool) -> Table:
     hits: list[dict[str, Any]] = result["results"]
     several = len({hit["namespace"] for hit in hits}) > 1
@@ -71,7 +85,7 @@ def recall_table(result: dict[str, Any], explain: bool) -> Table:
         if several:
             row.append(hit["namespace"])
         category = f"[dim]\\[{hit['category']}][/dim] " if hit.get("category") else ""
-        row += [str(hit["id"]), category + escape(hit["content"])]
+        row += [str(hit["id"]), category + escape(version_marks(hit) + hit["content"])]
         table.add_row(*row)
     return table
 
@@ -101,7 +115,30 @@ def memory_table(items: Sequence[dict[str, Any]]) -> Table:
             item.get("category") or "",
             ",".join(item.get("tags") or []),
             _when(item),
-            Text(_one_line(item["content"]), no_wrap=True, overflow="ellipsis"),
+            Text(version_marks(item) + _one_line(item["content"]), no_wrap=True, overflow="ellipsis"),
+        )
+    return table
+
+
+def links_table(links: dict[str, Any]) -> Table:
+    """A memory's links (`GET /v1/memories/{id}/links`), one a row, read as a sentence: "this
+    supersedes #5", "#9 supersedes this"."""
+    table = Table(pad_edge=False)
+    table.add_column("link", no_wrap=True)
+    table.add_column("id", justify="right", no_wrap=True)
+    table.add_column("origin", no_wrap=True)
+    table.add_column("linked", no_wrap=True)
+    table.add_column("content")
+    for link in links["links"]:
+        other = link["memory"]
+        said = f"this {link['kind']}" if link["direction"] == "out" else f"{link['kind']} this"
+        origin = link["origin"] + (f": {link['reason']}" if link.get("reason") else "")
+        table.add_row(
+            said,
+            str(other["id"]),
+            origin,
+            str(link["created_at"])[:16].replace("T", " "),
+            Text(_one_line(other["content"]), no_wrap=True, overflow="ellipsis"),
         )
     return table
 
@@ -117,7 +154,7 @@ def memory_lines(items: Sequence[dict[str, Any]]) -> list[str]:
                 item.get("category") or "",
                 ",".join(item.get("tags") or []),
                 _when(item),
-                _one_line(item["content"]),
+                version_marks(item) + _one_line(item["content"]),
             )
         )
         for item in items

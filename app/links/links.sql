@@ -105,12 +105,15 @@ WHERE l.target_id = :memory_id::bigint AND o.deleted_at IS NULL
 ORDER BY linked_at, public_id
 
 -- name: namespace_links
--- Every link among a namespace's memories (export), by public ids, oldest first.
+-- Every link among a namespace's memories (export), by public ids, oldest first: only links whose
+-- two ends an export of the same namespaces writes (live, sensitive ones only when asked for).
 SELECT s.public_id AS source, l.kind, t.public_id AS target, l.origin, l.reason, l.created_at
 FROM memory_links l
 JOIN memories s ON s.id = l.source_id
 JOIN memories t ON t.id = l.target_id
 WHERE s.namespace_id = ANY(:namespace_ids::bigint[])
+  AND {{ visible(s, :include_sensitive::boolean) }}
+  AND {{ visible(t, :include_sensitive) }}
 ORDER BY l.created_at, l.id
 
 -- name: seen_memory

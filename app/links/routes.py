@@ -6,13 +6,13 @@ from typing import Annotated, Any
 
 from litestar import Controller, Request, delete, get, post
 from litestar.di import NamedDependency
-from litestar.params import JSONBody, PathParameter
+from litestar.params import FromQuery, JSONBody, PathParameter
 from litestar.status_codes import HTTP_201_CREATED, HTTP_204_NO_CONTENT
 
 from app.auth import AuthUser
 from app.core.deadline import DEADLINE_KIND, WRITE
 from app.errors import problem
-from app.links.schemas import LinkIn, LinkKind, LinkList
+from app.links.schemas import ExportedLink, LinkIn, LinkKind, LinkList
 from app.links.service import LinkService
 
 AuthRequest = Request[AuthUser, int, Any]
@@ -78,3 +78,25 @@ class LinkController(Controller):
         links: Service,
     ) -> None:
         await links.remove(request.user.id, memory_id, kind, target)
+
+
+@get(
+    "/links",
+    tags=["links"],
+    summary="The links among your memories of some namespaces (export)",
+    description=(
+        "Every link both of whose memories `GET /v1/memories` lists for the same namespaces (live; "
+        "sensitive ones only with `include_sensitive`), by memory id, oldest first: what "
+        "`memoria export` writes beside the memories, for `memoria import` to make again. Without "
+        "`namespace`, all of your own namespaces; a namespace shared with you when named "
+        "(`@owner/name`)."
+    ),
+    responses={404: problem("No namespace by that name among yours or those shared with you")},
+)
+async def list_namespace_links(
+    request: AuthRequest,
+    links: Service,
+    namespace: FromQuery[list[str] | None] = None,
+    include_sensitive: FromQuery[bool] = False,
+) -> list[ExportedLink]:
+    return await links.among(request.user.id, namespace or None, include_sensitive)

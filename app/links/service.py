@@ -27,8 +27,8 @@ import asyncpg
 from app.db import Database
 from app.errors import Conflict, InvalidInput, NotFound
 from app.links import queries as q
-from app.links.schemas import Link, LinkedMemory, LinkList
-from app.namespaces.service import ReadOnlyShare
+from app.links.schemas import ExportedLink, Link, LinkedMemory, LinkList
+from app.namespaces.service import ReadOnlyShare, resolve_namespaces
 
 log = logging.getLogger(__name__)
 
@@ -179,3 +179,21 @@ class LinkService:
             (link.memory.id for link in links if link.kind == "supersedes" and link.direction == "in"), None
         )
         return LinkList(memory_id=memory_id, superseded_by=superseded_by, links=links)
+
+    async def among(
+        self, user_id: int, namespaces: Sequence[str] | None, include_sensitive: bool = False
+    ) -> list[ExportedLink]:
+        """The links among the memories an export of `namespaces` writes (all of the caller's own
+        when None; shared ones when named), by public ids, oldest first. Read from the pool the
+        memories of an export are listed from, so the two agree."""
+        async with self.db.write.acquire() as conn:
+            namespace_ids = await resolve_namespaces(conn, user_id, namespaces)
+            rows = await q.NamespaceLinks(
+                namespace_ids=namespace_ids, include_sensitive=include_sensitive
+            ).fetch(conn)
+        return [
+            ExportedLink(
+                source=r["source"], kind=r["kind"], target=r["target"], origin=r["origin"], reason=r["reason"]
+            )
+            for r in rows
+        ]

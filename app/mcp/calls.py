@@ -24,6 +24,7 @@ import msgspec
 from app.auth.service import AuthUser
 from app.core import deadline
 from app.errors import ApiError, NotFound, TooManyRequests, database_unavailable
+from app.links import LinkService
 from app.mcp import render, tools
 from app.mcp.settings import McpSettings
 from app.memories import MemoryService
@@ -50,6 +51,7 @@ class Caller:
     namespace: str | None
     memories: MemoryService
     recall: RecallService
+    links: LinkService
     settings: McpSettings
     read_deadline_s: float
     rate_limited: TooManyRequests | None = None
@@ -130,6 +132,7 @@ async def _store(caller: Caller, args: tools.StoreToolArgs) -> str:
             importance=m.importance,
             expanded_keywords=m.expanded_keywords,
             source="mcp",
+            supersedes=m.supersedes,
         )
         for m in args.memories
     ]
@@ -144,7 +147,13 @@ async def _recall(caller: Caller, args: tools.RecallToolArgs) -> str:
             namespace=namespace,
             limit=args.limit,
             expanded_query=args.expanded_query,
-            filters=RecallFilters(category=args.category, tags=args.tags, kinds=args.kinds),
+            filters=RecallFilters(
+                category=args.category,
+                tags=args.tags,
+                kinds=args.kinds,
+                include_superseded=args.include_superseded,
+                as_of=args.as_of,
+            ),
             sort=args.sort,
             explain=args.explain,
         )
@@ -161,7 +170,20 @@ async def _recall(caller: Caller, args: tools.RecallToolArgs) -> str:
 
 async def _get(caller: Caller, args: tools.GetToolArgs) -> str:
     memory = await caller.memories.get(caller.user.id, args.id)
-    return render.memory_text(memory, caller.settings.max_result_chars)
+    # from the pool `get` read, so a memory stored a moment ago is there (a replica may lag)
+    links = await caller.links.of(caller.user.id, args.id, caller.links.db.write)
+    return render.memory_text(memory, caller.settings.max_result_chars, links)
+
+
+async def _link(caller: Caller, args: tools.LinkToolArgs) -> str:
+    if args.undo:
+        await caller.links.remove(caller.user.id, args.id, args.kind, args.target)
+        links = await caller.links.of(caller.user.id, args.id, caller.links.db.write)
+        done = f"Removed #{args.id} {args.kind} #{args.target}."
+    else:
+        links = await caller.links.add(caller.user.id, args.id, args.kind, args.target)
+        done = f"Linked #{args.id} {args.kind} #{args.target}."
+    return done + "\n" + render.links_text(links, caller.settings.max_result_chars)
 
 
 async def _update(caller: Caller, args: tools.UpdateToolArgs) -> str:
@@ -212,6 +234,7 @@ _RUNNERS: dict[str, Callable[[Caller, Any], Awaitable[str]]] = {
     "memory_store": _store,
     "memory_recall": _recall,
     "memory_get": _get,
+    "memory_link": _link,
     "memory_update": _update,
     "memory_forget": _forget,
     "memory_promote": _promote,

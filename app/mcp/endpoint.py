@@ -165,6 +165,7 @@ class McpEndpoint:
             namespace=_namespace(scope, headers),
             memories=app.state.memory_service,
             recall=app.state.recall_service,
+            links=app.state.link_service,
             settings=self._settings,
             read_deadline_s=self._read_deadline_s,
             rate_limited=limited,

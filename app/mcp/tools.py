@@ -13,12 +13,14 @@ struct's fields.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any, Final, Literal
 
 import msgspec
 from msgspec import Meta
 
 from app.auth.scopes import READ, WRITE
+from app.links.schemas import LINK_KINDS, LinkKind
 
 MemoryId = Annotated[int, Meta(ge=1, le=2**63 - 1)]
 Importance = Annotated[float, Meta(ge=0.0, le=1.0)]
@@ -31,6 +33,7 @@ class NewMemory(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     tags: list[str] = msgspec.field(default_factory=list)
     importance: Importance = 0.5
     expanded_keywords: str | None = None
+    supersedes: list[MemoryId] = msgspec.field(default_factory=list)
 
 
 class StoreToolArgs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -48,6 +51,8 @@ class RecallToolArgs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     namespace: str | None = None
     explain: bool = False
     kinds: list[Literal["memory", "episode"]] | None = None
+    include_superseded: bool = False
+    as_of: datetime | None = None
 
 
 class GetToolArgs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -61,6 +66,13 @@ class UpdateToolArgs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     tags: list[str] | msgspec.UnsetType = msgspec.UNSET
     importance: Importance | msgspec.UnsetType = msgspec.UNSET
     expanded_keywords: str | msgspec.UnsetType = msgspec.UNSET
+
+
+class LinkToolArgs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    id: MemoryId
+    kind: LinkKind
+    target: MemoryId
+    undo: bool = False
 
 
 class ForgetToolArgs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -123,6 +135,11 @@ TOOLS: Final = (
                             "tags": _TAGS,
                             "importance": _IMPORTANCE,
                             "expanded_keywords": _KEYWORDS,
+                            "supersedes": {
+                                "type": "array",
+                                "items": _ID,
+                                "description": "Ids of memories this changed fact replaces",
+                            },
                         },
                         "content",
                     ),
@@ -157,6 +174,8 @@ TOOLS: Final = (
                     "items": {"enum": ["memory", "episode"]},
                     "description": "memory: curated; episode: captured exchange. Default both",
                 },
+                "include_superseded": {"type": "boolean", "description": "Replaced versions too"},
+                "as_of": {"type": "string", "description": "RFC 3339 time: what held then"},
             },
             "query",
         ),
@@ -173,8 +192,28 @@ TOOLS: Final = (
         read_only=True,
     ),
     ToolSpec(
+        name="memory_link",
+        description=(
+            "Link memory id to target: supersedes (id replaces the outdated target, which leaves "
+            "recall), resolved-by (target fixes the problem id states), see-also, part-of. "
+            "undo: remove the link. Answers the memory's links."
+        ),
+        input_schema=_object(
+            {"id": _ID, "kind": {"enum": list(LINK_KINDS)}, "target": _ID, "undo": {"type": "boolean"}},
+            "id",
+            "kind",
+            "target",
+        ),
+        args=LinkToolArgs,
+        scope=WRITE,
+        read_only=False,
+    ),
+    ToolSpec(
         name="memory_update",
-        description="Correct a memory by id when it changed or was wrong; fields left out stay.",
+        description=(
+            "Correct a memory by id that was wrong; fields left out stay. When a fact changed, "
+            "store the new one with supersedes instead: the old one stays as history."
+        ),
         input_schema=_object(
             {
                 "id": _ID,
