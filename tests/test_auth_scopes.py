@@ -33,6 +33,7 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("POST", "/v1/memories/{memory_id}/promote"): WRITE,
     ("POST", "/v1/memories/{memory_id}/restore"): WRITE,
     ("GET", "/v1/memories/{memory_id}/links"): READ,
+    ("GET", "/v1/links"): READ,
     ("POST", "/v1/memories/{memory_id}/links"): WRITE,
     ("DELETE", "/v1/memories/{memory_id}/links/{kind}/{target}"): WRITE,
     ("POST", "/v1/capture/claude-code"): WRITE,
