@@ -17,6 +17,7 @@ from memoria_bench.cli.recall import extraction, latency, quality
 from memoria_bench.cli.redaction import secrets
 from memoria_bench.cli.report import report
 from memoria_bench.cli.served import capture, inference, ingest, mcp, soak
+from memoria_bench.cli.supersede import supersede
 from memoria_bench.provenance import Start
 
 
@@ -39,6 +40,7 @@ for _command in (
     capture,
     ingest,
     bench_hook,
+    supersede,
     report,
 ):
     bench.add_command(_command)
