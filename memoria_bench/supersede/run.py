@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from rich.console import Console
 from rich.table import Table
 from scipy.stats import binomtest
@@ -80,7 +81,7 @@ def load_pairs(path: Path) -> list[Pair]:
     return pairs
 
 
-def _cosines(old: Sequence[Sequence[float]], new: Sequence[Sequence[float]]) -> list[float]:
+def _cosines(old: ArrayLike, new: ArrayLike) -> list[float]:
     a, b = np.asarray(old, dtype=np.float64), np.asarray(new, dtype=np.float64)
     a /= np.linalg.norm(a, axis=1, keepdims=True)
     b /= np.linalg.norm(b, axis=1, keepdims=True)
