@@ -43,7 +43,7 @@ exact AS (
     FROM new, memories o
     WHERE (SELECT count(*) FROM ann) < :limit
       AND {{ candidate(o, new) }}
-    ORDER BY distance + 0  -- off the HNSW index: the namespace's vectors, scanned
+    ORDER BY (o.embedding <=> new.embedding) + 0  -- off the HNSW index: the namespace's vectors, scanned
     LIMIT :limit
 ),
 nearest AS (
