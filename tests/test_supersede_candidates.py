@@ -10,7 +10,8 @@ import asyncpg
 
 from app.auth.service import get_or_create_user
 from app.embeddings import LocalEmbedder
-from app.links.supersede import find_supersede
+from app.errors import Conflict
+from app.links.supersede import auto_supersede, find_supersede
 from app.links.supersede_queries import SupersedeCandidates
 from app.namespaces.service import ensure_namespaces
 
@@ -119,3 +120,35 @@ async def test_a_sensitive_memory_is_never_judged(conn: asyncpg.Connection, embe
     new = await ns.add("The API listens on port 9000.", T0 + DAY, sensitive=True)
 
     assert await find_supersede(conn, new) == []
+
+
+async def test_auto_supersede_links_the_confident_one_and_offers_a_refused_link_instead(
+    conn: asyncpg.Connection, embedder: LocalEmbedder
+) -> None:
+    ns = Namespace(conn, embedder, (await _namespaces(conn, "work"))["work"])
+    older = await ns.add("The staging database runs in eu-west-1.", T0)
+    new = await ns.add("The staging database now runs in eu-central-1.", T0 + DAY)
+    public = "SELECT public_id FROM memories WHERE id = $1"
+    old_public: int = await conn.fetchval(public, older)
+    new_public: int = await conn.fetchval(public, new)
+    made: list[tuple[int, int, str]] = []
+
+    async def link(_conn: asyncpg.Connection, source: int, target: int, reason: str) -> None:
+        made.append((source, target, reason))
+
+    async def refuse(_conn: asyncpg.Connection, source: int, target: int, reason: str) -> None:
+        await _conn.execute("SELECT 1")
+        raise Conflict(f"memory {target} is superseded by another already")
+
+    async with conn.transaction():
+        linked = await auto_supersede(conn, new, new_public, link)
+    assert linked.superseded == [old_public]
+    assert [(s, t) for s, t, _ in made] == [(new_public, old_public)]
+    assert "eu-west-1" in made[0][2]
+
+    async with conn.transaction():
+        offered = await auto_supersede(conn, new, new_public, refuse)
+        assert await conn.fetchval("SELECT 1") == 1  # the write's transaction is still whole
+    assert offered.superseded == []
+    assert [s.id for s in offered.suggestions] == [old_public]
+    assert offered.suggestions[0].preview == "The staging database runs in eu-west-1."
