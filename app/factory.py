@@ -33,6 +33,8 @@ from app.health import healthz, readyz
 from app.hooks.routes import hook_router
 from app.http import TYPE_DECODERS, ApiRequest, before_request
 from app.jobs import JobWorker
+from app.links import LinkService
+from app.links.routes import LinkController
 from app.mcp.endpoint import McpEndpoint
 from app.memories import MemoryService
 from app.memories.expiry import EXPIRE_JOB, ExpiryJobs
@@ -58,6 +60,11 @@ POOL_CLOSE_TIMEOUT_S = 5.0
 
 def _provide_memory_service(state: State) -> MemoryService:
     service: MemoryService = state.memory_service
+    return service
+
+
+def _provide_link_service(state: State) -> LinkService:
+    service: LinkService = state.link_service
     return service
 
 
@@ -110,6 +117,7 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
                 index_graph=settings.graph.enabled,
                 secrets=settings.secrets,  # redaction on every write; originals sealed when keys are set
             )
+            app.state.link_service = LinkService(db)
             app.state.recall_service = RecallService(
                 db,
                 model,
@@ -155,11 +163,13 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
     services = {
         "memories": Provide(_provide_memory_service, sync_to_thread=False),
         "recall": Provide(_provide_recall_service, sync_to_thread=False),
+        "links": Provide(_provide_link_service, sync_to_thread=False),
     }
     v1 = Router(
         path="/v1",
         route_handlers=[
             MemoryController,
+            LinkController,
             get_namespaces,
             get_me,
             *share_routes({SCOPE_OPT: ADMIN}),  # managing shares needs an admin key

@@ -257,13 +257,16 @@ CREATE TABLE public.memories (
     seen_count integer DEFAULT 1 NOT NULL,
     last_seen_at timestamp with time zone,
     fold_key bytea,
+    valid_from timestamp with time zone,
+    valid_to timestamp with time zone,
     CONSTRAINT memories_capture_key_check CHECK (((char_length(capture_key) >= 1) AND (char_length(capture_key) <= 300))),
     CONSTRAINT memories_category_check CHECK (((char_length(category) >= 1) AND (char_length(category) <= 64))),
     CONSTRAINT memories_content_check CHECK (((char_length(content) >= 1) AND (char_length(content) <= 100000))),
     CONSTRAINT memories_importance_check CHECK (((importance >= (0)::double precision) AND (importance <= (1)::double precision))),
     CONSTRAINT memories_kind_check CHECK ((kind = ANY (ARRAY['memory'::text, 'episode'::text]))),
     CONSTRAINT memories_public_id_range CHECK (((public_id >= 1) AND (public_id <= '9007199254740991'::bigint))),
-    CONSTRAINT memories_seen_count_check CHECK ((seen_count >= 1))
+    CONSTRAINT memories_seen_count_check CHECK ((seen_count >= 1)),
+    CONSTRAINT memories_validity_check CHECK (((valid_to IS NULL) OR (valid_from IS NULL) OR (valid_to >= valid_from)))
 );
 
 
@@ -288,6 +291,40 @@ ALTER TABLE public.memories ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
 CREATE TABLE public.memory_concepts (
     memory_id bigint NOT NULL,
     concept_id bigint NOT NULL
+);
+
+
+--
+-- Name: memory_links; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.memory_links (
+    id bigint NOT NULL,
+    source_id bigint NOT NULL,
+    target_id bigint NOT NULL,
+    kind text NOT NULL,
+    origin text DEFAULT 'user'::text NOT NULL,
+    reason text,
+    target_valid_to_before timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT memory_links_kind_check CHECK ((kind = ANY (ARRAY['supersedes'::text, 'resolved-by'::text, 'see-also'::text, 'part-of'::text]))),
+    CONSTRAINT memory_links_not_self CHECK ((source_id <> target_id)),
+    CONSTRAINT memory_links_origin_check CHECK ((origin = ANY (ARRAY['user'::text, 'auto'::text]))),
+    CONSTRAINT memory_links_reason_check CHECK ((char_length(reason) <= 1000))
+);
+
+
+--
+-- Name: memory_links_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.memory_links ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.memory_links_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
 );
 
 
@@ -535,6 +572,22 @@ ALTER TABLE ONLY public.memories
 
 ALTER TABLE ONLY public.memory_concepts
     ADD CONSTRAINT memory_concepts_pkey PRIMARY KEY (memory_id, concept_id);
+
+
+--
+-- Name: memory_links memory_links_once; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.memory_links
+    ADD CONSTRAINT memory_links_once UNIQUE (source_id, kind, target_id);
+
+
+--
+-- Name: memory_links memory_links_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.memory_links
+    ADD CONSTRAINT memory_links_pkey PRIMARY KEY (id);
 
 
 --
@@ -786,6 +839,20 @@ CREATE INDEX memory_concepts_concept_memory_idx ON public.memory_concepts USING 
 
 
 --
+-- Name: memory_links_superseded_once; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX memory_links_superseded_once ON public.memory_links USING btree (target_id) WHERE (kind = 'supersedes'::text);
+
+
+--
+-- Name: memory_links_target_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX memory_links_target_idx ON public.memory_links USING btree (target_id, kind);
+
+
+--
 -- Name: namespace_shares_grantee_idx; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -904,6 +971,22 @@ ALTER TABLE ONLY public.memory_concepts
 
 ALTER TABLE ONLY public.memory_concepts
     ADD CONSTRAINT memory_concepts_memory_id_fkey FOREIGN KEY (memory_id) REFERENCES public.memories(id) ON DELETE CASCADE;
+
+
+--
+-- Name: memory_links memory_links_source_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.memory_links
+    ADD CONSTRAINT memory_links_source_id_fkey FOREIGN KEY (source_id) REFERENCES public.memories(id) ON DELETE CASCADE;
+
+
+--
+-- Name: memory_links memory_links_target_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.memory_links
+    ADD CONSTRAINT memory_links_target_id_fkey FOREIGN KEY (target_id) REFERENCES public.memories(id) ON DELETE CASCADE;
 
 
 --

@@ -137,6 +137,7 @@ async def test_declared_constraints_reach_the_document(spec: Spec) -> None:
 async def test_options_lists_every_method_of_the_path(spec: Spec, client: Client) -> None:
     for path, item in spec["paths"].items():
         concrete = path.replace("{memory_id}", "1").replace("{concept_id}", "1")
+        concrete = concrete.replace("{kind}", "see-also").replace("{target}", "2")
         documented = {m.upper() for m in HTTP_METHODS if m in item} | {"OPTIONS"}
         response = await client.options(concrete)
         assert response.status_code == 204, (path, response.text)
@@ -148,6 +149,7 @@ async def test_a_method_the_path_lacks_is_a_405_naming_the_allowed_ones(
 ) -> None:
     for path, item in spec["paths"].items():
         concrete = path.replace("{memory_id}", "1").replace("{concept_id}", "1")
+        concrete = concrete.replace("{kind}", "see-also").replace("{target}", "2")
         documented = {m.upper() for m in HTTP_METHODS if m in item} | {"OPTIONS"}
         for method in ("TRACE", "PUT"):
             response = await client.request(method, concrete, headers=alice)

@@ -104,7 +104,10 @@ def _args(**overrides: Any) -> RecallArgs:
         "graph_feedback_concepts": 16,
         "score_fusion": False,
         "rrf_k": 10,
+        "include_superseded": False,
+        "as_of": None,
         "importance_prior": 0.3,
+        "episode_weight": 0.85,
         "limit": 10,
         "sort": "relevance",
     }
@@ -172,8 +175,13 @@ def test_every_copy_of_the_scope_rule_is_the_fragment_expanded() -> None:
     visible = fragment_text("visible", "m", ":include_sensitive::boolean")
     flat = " ".join(recall_sql().split())
     assert flat.count(" ".join(in_scope.split())) == 8  # three tiers twice, the ANN scan, the graph check
-    assert flat.count(" ".join(visible.split())) == 11  # and both exact-scan branches, and the by-id check
-    assert "deleted_at" not in flat.replace(" ".join(visible.split()), "")
+    # and both exact-scan branches, the by-id check, the successor walk and check, the fixes
+    assert flat.count(" ".join(visible.split())) == 14
+    # the superseding memory is checked by the same rule, under its own name
+    newer = fragment_text("visible", "newer", ":include_sensitive::boolean")
+    assert flat.count(" ".join(newer.split())) == 1
+    rest = flat.replace(" ".join(visible.split()), "").replace(" ".join(newer.split()), "")
+    assert "deleted_at" not in rest
 
 
 async def test_the_service_runs_recall_sql_as_shipped(db_url: str, embedder: LocalEmbedder) -> None:
@@ -243,13 +251,18 @@ async def test_rows_the_importance_prior_cannot_lift_into_the_top_are_never_read
     finally:
         await db.close()
     # after the legs, memories are read one by one: the ten answers, and before them, for the
-    # prior, 16 of the leg's 50 (those scoring at least 0.7 x the 10th best: 1 / (5 + rank) >= 0.7 / 15)
+    # prior and the episode weight, 20 of the leg's 50 (those scoring at least 0.7 x 0.85 x the
+    # 10th best: 1 / (5 + rank) >= 0.595 / 15)
     lookups = sorted(
         node["Actual Loops"]
         for part, _, node in walk_plan(json.loads(raw)[0]["Plan"])
-        if part == "main" and node.get("Relation Name") == "memories"
+        if part in ("main", "CTE ranked") and node.get("Relation Name") == "memories"
     )
-    assert lookups == [10, 16], lookups
+    assert lookups == [10, 20], [
+        (part, node.get("Actual Loops"))
+        for part, _, node in walk_plan(json.loads(raw)[0]["Plan"])
+        if node.get("Relation Name") == "memories"
+    ]
 
 
 def test_the_package_ships_recall_sql() -> None:

@@ -9,3 +9,12 @@
 -- is_sensitive and covers deleted_at by its predicate, and nothing else of the row.
 m.deleted_at IS NULL
 AND (m.is_sensitive = false OR include_sensitive)
+
+-- fragment: current(m, as_of)
+-- A memory whose statement holds at `as_of` (a NULL timestamptz: now): valid from its `valid_from`
+-- (or, without one, from when it was stored) and not yet past its `valid_to`. A supersede ends the
+-- old memory's validity (app/links), so "current" is also "not superseded". Every read path that
+-- answers memories to a reader applies it unless the reader asks for versions no longer current
+-- (`include_superseded`); recall applies it once its hits are resolved to their newest version.
+coalesce(m.valid_from, m.created_at) <= coalesce(as_of, now())
+AND (m.valid_to IS NULL OR m.valid_to > coalesce(as_of, now()))

@@ -46,7 +46,7 @@ LIMIT $4
 _CONCEPT_MEMORIES = """
 SELECT m.public_id AS id, m.content, m.category, m.created_at
 FROM memory_concepts mc JOIN memories m ON m.id = mc.memory_id
-WHERE mc.concept_id = $1 AND {{ visible(m, false) }}
+WHERE mc.concept_id = $1 AND {{ visible(m, false) }} AND {{ current(m, NULL::timestamptz) }}
 ORDER BY m.created_at DESC, m.id DESC
 LIMIT $2
 """

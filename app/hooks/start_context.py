@@ -57,6 +57,7 @@ WITH pinned AS (
     FROM memories m
     WHERE m.namespace_id = $1
       AND {{ visible(m, false) }}
+      AND {{ current(m, NULL::timestamptz) }}
       AND {{ unseen(m, $6, $7::text) }}
       AND m.pinned
     ORDER BY m.importance DESC, m.created_at DESC, m.id DESC
@@ -68,6 +69,7 @@ curated AS (
     FROM memories m
     WHERE m.namespace_id = $1
       AND {{ visible(m, false) }}
+      AND {{ current(m, NULL::timestamptz) }}
       AND {{ unseen(m, $6, $7::text) }}
       AND NOT m.pinned
       AND m.kind = 'memory'
@@ -80,6 +82,7 @@ episodes AS (
     FROM memories m
     WHERE m.namespace_id = $1
       AND {{ visible(m, false) }}
+      AND {{ current(m, NULL::timestamptz) }}
       AND {{ unseen(m, $6, $7::text) }}
       AND NOT m.pinned
       AND m.kind = 'episode'

@@ -10,22 +10,24 @@ memory up by it, and everything after uses the internal id.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 import asyncpg
 import msgspec
-from msgspec import UNSET
+from msgspec import UNSET, UnsetType
 from pgvector import HalfVector
 
 from app.embeddings import Embedded
 from app.errors import Conflict, InvalidInput, NotFound
 from app.graph import lock_graph, unlink_memories
 from app.jobs import NewJob
+from app.links import source_deleted, source_restored
 from app.memories import queries as q
 from app.memories.reads import MemoryReads
 from app.memories.redaction import TEXT_FIELDS, placeholder_numbers
 from app.memories.schemas import Memory, MemoryPatch
-from app.memories.validation import clean_patch
+from app.memories.validation import check_validity, clean_patch
 from app.memories.writing import WritePath, content_hash, given
 from app.namespaces import writable_namespace
 from app.secrets import insert_sealed, keep_sealed
@@ -34,6 +36,13 @@ from app.secrets import insert_sealed, keep_sealed
 def _given_fields(patch: MemoryPatch) -> dict[str, Any]:
     """The free-text fields a PATCH sets (to a value or to null)."""
     return {name: getattr(patch, name) for name in TEXT_FIELDS if given(getattr(patch, name))}
+
+
+def _validity_after(patch: MemoryPatch, current: Memory) -> tuple[datetime | None, datetime | None]:
+    """The memory's validity once the patch is applied (a field the patch sets, or the stored one)."""
+    valid_from = current.valid_from if isinstance(patch.valid_from, UnsetType) else patch.valid_from
+    valid_to = current.valid_to if isinstance(patch.valid_to, UnsetType) else patch.valid_to
+    return valid_from, valid_to
 
 
 class MemoryEdits:
@@ -106,6 +115,7 @@ class MemoryEdits:
             if regraph:
                 # its evidence leaves the graph with this change; the indexing job links it anew
                 await unlink_memories(conn, [internal_id])
+            check_validity(*_validity_after(patch, current))
             updated = await q.UpdateMemory(
                 content=new_content,
                 content_hash=new_hash,
@@ -127,6 +137,10 @@ class MemoryEdits:
                 metadata=patch.metadata if isinstance(patch.metadata, dict) else None,
                 has_secrets=bool(kept),
                 pinned=patch.pinned if isinstance(patch.pinned, bool) else None,
+                set_valid_from=given(patch.valid_from),
+                valid_from=patch.valid_from if isinstance(patch.valid_from, datetime) else None,
+                set_valid_to=given(patch.valid_to),
+                valid_to=patch.valid_to if isinstance(patch.valid_to, datetime) else None,
                 memory_id=internal_id,
             ).fetchrow(conn)
             if changes:
@@ -184,6 +198,7 @@ class MemoryEdits:
             if await q.LockOwnedMemory(memory_id=internal_id).fetchval(conn) is None:
                 raise NotFound(f"memory {memory_id} not found")  # purged while we waited
             await unlink_memories(conn, [internal_id])
+            await source_deleted(conn, internal_id)  # what it superseded holds again
             remove = q.Purge if purge else q.SoftDelete
             await remove(memory_id=internal_id, user_id=user_id).execute(conn)
 
@@ -212,6 +227,7 @@ class MemoryEdits:
                     existing_id=other,
                 ) from None
             if restored is not None:
+                await source_restored(conn, internal_id)  # what it superseded stops holding again
                 jobs = w.follow_up(internal_id, restored["is_sensitive"], restored["unembedded"], None)
                 await w.jobs.add(conn, jobs)
         if jobs:

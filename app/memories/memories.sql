@@ -15,7 +15,9 @@
 -- fragment: memory_columns(m, n)
 m.public_id AS id, n.name AS namespace, m.content, m.category, m.tags, m.importance, m.expanded_keywords,
 m.is_sensitive, m.has_secrets, m.source, m.metadata, m.embedding_model, m.created_at, m.updated_at,
-m.deleted_at, m.kind, m.pinned, m.expires_at, m.seen_count, m.last_seen_at
+m.deleted_at, m.kind, m.pinned, m.expires_at, m.seen_count, m.last_seen_at, m.valid_from, m.valid_to,
+(SELECT s.public_id FROM memory_links l JOIN memories s ON s.id = l.source_id
+ WHERE l.target_id = m.id AND l.kind = 'supersedes' AND s.deleted_at IS NULL) AS superseded_by
 
 -- fragment: scan_columns()
 id, namespace_id, content, category, tags, expanded_keywords, source, metadata, is_sensitive,
@@ -38,19 +40,20 @@ WHERE deleted_at IS NULL
 -- inserts, an id drawn taken once more.
 INSERT INTO memories (
     namespace_id, content_hash, content, category, tags, importance, expanded_keywords,
-    is_sensitive, source, metadata, embedding, embedding_model, has_secrets, pinned
+    is_sensitive, source, metadata, embedding, embedding_model, has_secrets, pinned, valid_from, valid_to
 )
 SELECT m.namespace_id, m.content_hash, m.content, m.category,
        ARRAY(SELECT jsonb_array_elements_text(m.tags::jsonb)), m.importance, m.expanded_keywords,
-       m.is_sensitive, m.source, m.metadata, m.embedding, m.embedding_model, m.has_secrets, m.pinned
+       m.is_sensitive, m.source, m.metadata, m.embedding, m.embedding_model, m.has_secrets, m.pinned,
+       m.valid_from, m.valid_to
 FROM unnest(
     :namespace_ids::bigint[], :content_hashes::bytea[], :contents::text[], :categories::text[],
     :tags_json::text[], :importances::real[], :expanded_keywords::text[], :sensitive::bool[],
     :sources::text[], :metadata::jsonb[], :embeddings::halfvec[], :embedding_models::text[],
-    :has_secrets::bool[], :pinned::bool[]
+    :has_secrets::bool[], :pinned::bool[], :valid_froms::timestamptz[], :valid_tos::timestamptz[]
 ) AS m (
     namespace_id, content_hash, content, category, tags, importance, expanded_keywords,
-    is_sensitive, source, metadata, embedding, embedding_model, has_secrets, pinned
+    is_sensitive, source, metadata, embedding, embedding_model, has_secrets, pinned, valid_from, valid_to
 )
 ON CONFLICT DO NOTHING
 RETURNING id, public_id, namespace_id, content_hash
@@ -134,6 +137,7 @@ WHERE (CASE WHEN :namespace_ids::bigint[] IS NULL THEN n.owned ELSE n.id = ANY(:
   AND (:after_created_at::timestamptz IS NULL OR (m.created_at, m.id) < (:after_created_at, (SELECT id FROM page_after)))
   AND (:kind::text IS NULL OR m.kind = :kind)
   AND (:pinned::bool IS NULL OR m.pinned = :pinned)
+  AND (:include_superseded::boolean OR {{ current(m, :as_of::timestamptz) }})
 ORDER BY m.created_at DESC, m.id DESC
 LIMIT :limit::integer
 
@@ -173,6 +177,8 @@ UPDATE memories SET
     metadata          = coalesce(:metadata::jsonb, metadata),
     has_secrets       = :has_secrets::boolean,
     pinned            = coalesce(:pinned::boolean, pinned),
+    valid_from        = CASE WHEN :set_valid_from::boolean THEN :valid_from::timestamptz ELSE valid_from END,
+    valid_to          = CASE WHEN :set_valid_to::boolean THEN :valid_to::timestamptz ELSE valid_to END,
     kind              = CASE WHEN :promote THEN 'memory' ELSE kind END,
     expires_at        = CASE WHEN :promote THEN NULL ELSE expires_at END,
     updated_at        = now()

@@ -47,6 +47,8 @@ class InsertMemories(_MemoriesQuery):
     embedding_models: list[str | None]
     has_secrets: list[bool]
     pinned: list[bool]
+    valid_froms: list[datetime | None]
+    valid_tos: list[datetime | None]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -113,6 +115,8 @@ class ListMemories(_MemoriesQuery):
     after_created_at: datetime | None
     kind: str | None
     pinned: bool | None
+    include_superseded: bool
+    as_of: datetime | None
     limit: int
 
 
@@ -154,6 +158,10 @@ class UpdateMemory(_MemoriesQuery):
     metadata: dict[str, Any] | None
     has_secrets: bool
     pinned: bool | None
+    set_valid_from: bool
+    valid_from: datetime | None
+    set_valid_to: bool
+    valid_to: datetime | None
     memory_id: int
 
 

@@ -48,6 +48,10 @@ class ListFilters:
     include_sensitive: bool = False
     kind: MemoryKind | None = None
     pinned: bool | None = None
+    include_superseded: bool = False
+    """Versions no longer current too (superseded, or past their `valid_to`), each with its mark."""
+    as_of: datetime | None = None
+    """The memories that held at this time (null: now)."""
 
 
 def encode_cursor(created_at: datetime, memory_id: int) -> str:
@@ -104,6 +108,8 @@ class MemoryReads:
             after_created_at=after_at,
             kind=filters.kind,
             pinned=filters.pinned,
+            include_superseded=filters.include_superseded,
+            as_of=as_utc(filters.as_of),
             limit=limit + 1,
         ).fetch(self._db.write)
         items = [memory_of(r) for r in rows[:limit]]

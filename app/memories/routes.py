@@ -125,6 +125,8 @@ class MemoryController(Controller):
         include_sensitive: FromQuery[bool] = False,
         kind: FromQuery[MemoryKind | None] = None,
         pinned: FromQuery[bool | None] = None,
+        include_superseded: FromQuery[bool] = False,
+        as_of: FromQuery[Timestamp | None] = None,
         limit: Annotated[int, QueryParameter(ge=1, le=200)] = 50,
         cursor: FromQuery[Cursor | None] = None,
     ) -> MemoryPage:
@@ -145,6 +147,8 @@ class MemoryController(Controller):
             include_sensitive=include_sensitive,
             kind=kind,
             pinned=pinned,
+            include_superseded=include_superseded,
+            as_of=as_of,
         )
         return await memories.list(request.user.id, filters, limit, cursor)
 

@@ -116,6 +116,16 @@ class MemoryIn(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     metadata: dict[str, Any] = msgspec.field(default_factory=dict)
     pinned: bool = False
     """Pinned memories come first in the context a session starts with."""
+    valid_from: datetime | None = None
+    """When what it says starts to hold (null: from when it is stored); before then, recall and
+    session start leave it out unless asked `as_of` a later time."""
+    valid_to: datetime | None = None
+    """When what it says stops holding (null: it still does); a supersede sets it on the older memory."""
+    supersedes: Annotated[list[Annotated[int, Meta(ge=1, le=MAX_ID)]], Meta(max_length=10)] = msgspec.field(
+        default_factory=list
+    )
+    """Ids of memories of the same namespace this one replaces: they leave recall, hooks and session
+    start (unless asked for with `include_superseded`), and stop holding when this one starts."""
 
 
 class MemoryPatch(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -130,6 +140,8 @@ class MemoryPatch(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     source: str | UnsetType | None = UNSET
     metadata: dict[str, Any] | UnsetType = UNSET
     pinned: bool | UnsetType = UNSET
+    valid_from: datetime | UnsetType | None = UNSET
+    valid_to: datetime | UnsetType | None = UNSET
 
 
 class PromoteIn(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -147,6 +159,8 @@ class StoreResult(msgspec.Struct, kw_only=True):
     namespace: str
     duplicate: bool
     embedded: bool
+    superseded: list[int] = msgspec.field(default_factory=list)
+    """The memories this one supersedes now (`supersedes`, and the supersede rule's confident finds)."""
 
 
 class StoreBatchResult(msgspec.Struct, kw_only=True):
@@ -181,6 +195,12 @@ class Memory(msgspec.Struct, kw_only=True):
     """How many captured exchanges this episode stands for: 1, plus each repeat folded into it."""
     last_seen_at: datetime | None = None
     """When the last repeat folded into it happened (null: none yet)."""
+    valid_from: datetime | None = None
+    """When what it says starts to hold (null: from `created_at`)."""
+    valid_to: datetime | None = None
+    """When what it says stopped holding (null: it still does)."""
+    superseded_by: int | None = None
+    """The memory that replaces this one (null: none does): recall shows that one instead."""
 
 
 class MemoryPage(msgspec.Struct, kw_only=True):

@@ -21,6 +21,7 @@ from app.db.queries import NamedQuery
 from app.embeddings import Embedded
 from app.errors import InvalidInput
 from app.jobs import NewJob
+from app.links import link
 from app.memories import queries as q
 from app.memories.expiry import ensure_sweep
 from app.memories.redaction import RedactedFields, placeholder_numbers
@@ -74,6 +75,8 @@ def _memories_batch(
         embedding_models=[v.model_id if v is not None else None for v in vectors],
         has_secrets=[bool(placeholder_numbers(r.fields)) for r in redacted],
         pinned=[m.pinned for m in cleaned],
+        valid_froms=[m.valid_from for m in cleaned],
+        valid_tos=[m.valid_to for m in cleaned],
     )
 
 
@@ -179,12 +182,17 @@ class MemoryStore:
                     if not duplicate:
                         jobs += w.follow_up(new_id, memory.is_sensitive, vector is None, embed_error)
                         sealed += w.vault.seal(new_id, redacted[i].secrets)
+                    superseded = [  # in this transaction: a refused link refuses the store
+                        (await link(conn, user_id, public_id, "supersedes", old)).target_public_id
+                        for old in memory.supersedes
+                    ]
                     results.append(
                         StoreResult(
                             id=public_id,
                             namespace=memory.namespace,
                             duplicate=duplicate,
                             embedded=vector is not None,
+                            superseded=superseded,
                         )
                     )
                 await insert_sealed(conn, sealed)  # the originals commit (or roll back) with their memories

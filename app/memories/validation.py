@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import msgspec
 
 from app.core.validation import clean_tags, no_nul
 from app.errors import InvalidInput
-from app.memories.schemas import MemoryIn, MemoryPatch
+from app.memories.schemas import MemoryIn, MemoryPatch, in_utc
 from app.memories.settings import MemorySettings
 from app.namespaces import validate_namespace_name
 
@@ -64,11 +65,34 @@ def check_metadata(metadata: dict[str, Any], limits: MemorySettings, where: str 
     no_nul(metadata, where)
 
 
+def check_validity(valid_from: datetime | None, valid_to: datetime | None, where: str = "") -> None:
+    """A validity that ends before it starts holds at no time: refused, never stored."""
+    if valid_from is not None and valid_to is not None and valid_to < valid_from:
+        raise InvalidInput(
+            f"{where}valid_to ({valid_to.isoformat()}) is before {where}valid_from ({valid_from.isoformat()})"
+        )
+
+
+def _utc(value: datetime | None, where: str) -> datetime | None:
+    try:
+        return in_utc(value) if value is not None else None
+    except ValueError as exc:
+        raise InvalidInput(f"{where}: {exc}") from None
+
+
 def clean_memory(item: MemoryIn, limits: MemorySettings, where: str = "") -> MemoryIn:
     validate_namespace_name(item.namespace)
     check_metadata(item.metadata, limits, f"{where}metadata")
+    valid_from, valid_to = (
+        _utc(item.valid_from, f"{where}valid_from"),
+        _utc(item.valid_to, f"{where}valid_to"),
+    )
+    check_validity(valid_from, valid_to, where)
     return msgspec.structs.replace(
         item,
+        valid_from=valid_from,
+        valid_to=valid_to,
+        supersedes=list(dict.fromkeys(item.supersedes)),
         content=clean_content(item.content, limits, f"{where}content"),
         category=_clean_optional(item.category, f"{where}category", 64),
         tags=clean_tags(item.tags, limits.tag_limits, f"{where}tags"),
@@ -95,4 +119,8 @@ def clean_patch(patch: MemoryPatch, limits: MemorySettings) -> MemoryPatch:
         changes["source"] = _clean_optional(patch.source, "source", 500)
     if isinstance(patch.metadata, dict):
         check_metadata(patch.metadata, limits)
+    for name in ("valid_from", "valid_to"):
+        value = getattr(patch, name)
+        if isinstance(value, datetime):
+            changes[name] = _utc(value, name)
     return msgspec.structs.replace(patch, **changes)

@@ -107,7 +107,7 @@ UNION ALL
  LIMIT :lexical_cap)
 
 -- name: recall
-WITH
+WITH RECURSIVE
 -- The scope, resolved here rather than by a round trip before: every namespace the caller owns
 -- (:own_names NULL), or the ones named, their own by name and those shared with them by the address
 -- `@owner/name`. Read at every recall, so a share revoked a moment ago is out of scope at once. A
@@ -478,15 +478,63 @@ fused AS (
     FULL OUTER JOIN dense USING (id)
     FULL OUTER JOIN graph USING (id)
 ),
+-- A superseded hit stands for the newest version of what it says: the memories that supersede
+-- it, link by link, while they are live (app/links). The legs rank every version, so a question
+-- worded as the old version was still finds the new one, at the old one's rank. Each step reads
+-- the links by their target [by id], a probe on an index that holds superseded memories only;
+-- with :include_superseded no step runs and every hit stands for itself.
+successors AS (
+    SELECT f.id AS matched_id, f.id, 0 AS depth, ARRAY[]::bigint[] AS chain
+    FROM fused f
+    UNION ALL
+    SELECT s.matched_id, newer.source_id, s.depth + 1, s.chain || s.id
+    FROM successors s
+    CROSS JOIN LATERAL (
+        SELECT l.source_id
+        FROM memory_links l
+        JOIN memories m ON m.id = l.source_id
+        WHERE l.target_id = s.id AND l.kind = 'supersedes'
+          AND {{ visible(m, :include_sensitive::boolean) }}
+        OFFSET 0
+    ) newer
+    WHERE NOT :include_superseded
+      AND s.depth < 16
+),
+-- Each hit's newest version the caller may see that holds at :as_of (now when NULL); the hit
+-- itself when none does (the ranking below then keeps it only if it holds itself).
+resolved AS (
+    SELECT DISTINCT ON (s.matched_id) s.matched_id, s.id, s.chain
+    FROM successors s
+    WHERE s.depth = 0
+       OR EXISTS (
+              SELECT 1 FROM memories m
+              WHERE m.id = s.id
+                AND {{ visible(m, :include_sensitive::boolean) }}
+                AND {{ current(m, :as_of::timestamptz) }})
+    ORDER BY s.matched_id, s.depth DESC
+),
+-- Hits standing for the same memory count once, with the best fused score among them (the
+-- memory's own, or that of an older version it supersedes) and that hit's leg ranks.
+merged AS (
+    SELECT DISTINCT ON (r.id)
+           r.id, r.matched_id, r.chain, f.lexical_rank, f.lexical_score, f.dense_rank,
+           f.dense_distance, f.graph_rank, f.graph_path, f.fused_score
+    FROM resolved r
+    JOIN fused f ON f.id = r.matched_id
+    ORDER BY r.id, f.fused_score DESC, r.matched_id
+),
 -- The importance prior scales a fused score by 1 - p + p * importance, at least 1 - p (importance
--- lies in [0, 1]): :limit memories scoring F or more before it score (1 - p) * F or more after, so
--- a memory scoring less than (1 - p) * F before can end in no top :limit, and its row is never
+-- lies in [0, 1]), and the episode weight an episode's by e (curated memories come first at equal
+-- relevance): :limit memories scoring F or more before them score (1 - p) * min(1, e) * F or more
+-- after, so a memory scoring less than that before can end in no top :limit, and its row is never
 -- read. F is the :limit-th best score among the lexical and dense hits, which the legs read live
--- and visible (a graph hit may yet be dropped below); 0 when there are fewer.
+-- and visible (a graph hit may yet be dropped below); 0 when there are fewer. A hit whose own
+-- validity ended (`valid_to` past, no successor) is dropped below too: the answer can be that
+-- many short of :limit, as it can for the graph hits.
 fused_floor AS (
-    SELECT (1 - :importance_prior::float8) * min(fused_score) AS floor
+    SELECT (1 - :importance_prior::float8) * least(1, :episode_weight::float8) * min(fused_score) AS floor
     FROM (
-        SELECT fused_score FROM fused
+        SELECT fused_score FROM merged
         WHERE lexical_rank IS NOT NULL OR dense_rank IS NOT NULL
         ORDER BY fused_score DESC
         LIMIT :limit
@@ -496,20 +544,51 @@ fused_floor AS (
 ranked AS (
     SELECT f.*,
            f.fused_score * (1 - :importance_prior::float8 + :importance_prior::float8 * m.importance)
+               * CASE WHEN m.kind = 'episode' THEN :episode_weight ELSE 1 END
                AS final_score,
            m.importance, m.created_at
-    FROM fused f
+    FROM merged f
     -- [by id] The legs read only live rows the caller may see, except the graph leg, which trusts
     -- its links (graph_scored): a memory deleted or made sensitive without being unlinked (by hand,
-    -- in SQL) is dropped here, on the row this lookup reads anyway, and never returned.
+    -- in SQL) is dropped here, on the row this lookup reads anyway, and never returned. So is a
+    -- memory that does not hold at :as_of, unless versions no longer current are asked for.
     CROSS JOIN LATERAL (
-        SELECT importance, created_at FROM memories m
-        WHERE id = f.id AND {{ visible(m, :include_sensitive::boolean) }}
+        SELECT importance, created_at, kind FROM memories m
+        WHERE id = f.id
+          AND {{ visible(m, :include_sensitive::boolean) }}
+          AND (:include_superseded OR {{ current(m, :as_of) }})
         OFFSET 0
     ) m
     WHERE f.fused_score >= coalesce((SELECT floor FROM fused_floor), 0)
     ORDER BY final_score DESC, f.id
     LIMIT :limit
+),
+-- A problem's fixes come along with it: the memories a ranked hit is `resolved-by` that the
+-- answer does not hold already, placed right after it (its score, ordered after it).
+companions AS (
+    SELECT DISTINCT ON (fix.id) fix.id, r.id AS problem_id, r.final_score, fix.importance, fix.created_at
+    FROM ranked r
+    CROSS JOIN LATERAL (
+        SELECT m.id, m.importance, m.created_at
+        FROM memory_links l
+        JOIN memories m ON m.id = l.target_id
+        WHERE l.source_id = r.id AND l.kind = 'resolved-by'
+          AND {{ visible(m, :include_sensitive::boolean) }}
+          AND (:include_superseded OR {{ current(m, :as_of) }})
+        ORDER BY m.id
+        LIMIT 3
+    ) fix
+    WHERE fix.id NOT IN (SELECT id FROM ranked)
+    ORDER BY fix.id, r.final_score DESC
+),
+answer AS (
+    SELECT id, matched_id, chain, lexical_rank, lexical_score, dense_rank, dense_distance, graph_rank,
+           graph_path, fused_score, final_score, importance, created_at, NULL::bigint AS problem_id
+    FROM ranked
+    UNION ALL
+    SELECT id, id, ARRAY[]::bigint[], NULL, NULL, NULL, NULL, NULL, NULL, 0, final_score, importance,
+           created_at, problem_id
+    FROM companions
 )
 -- A hit's namespace is named as the caller calls it (`in_scope.label`): its name when it is theirs,
 -- `@owner/name` when it is shared with them. Its id is the public one (the identity, a counter
@@ -519,12 +598,23 @@ SELECT m.public_id AS id,
        m.content, m.category, m.tags, m.importance, m.is_sensitive,
        m.created_at, m.kind, m.expires_at, r.id AS memory_id, r.lexical_rank, r.lexical_score, r.dense_rank, r.dense_distance,
        r.graph_rank, r.graph_path, r.fused_score, r.final_score,
-       (SELECT count(*) FROM in_scope) AS scope_found
-FROM ranked r
+       (SELECT count(*) FROM in_scope) AS scope_found,
+       m.valid_from, m.valid_to,
+       -- the versions this hit stands for, oldest link first (the hit the legs found first)
+       (SELECT array_agg(older.public_id ORDER BY c.n)
+        FROM unnest(r.chain) WITH ORDINALITY AS c (id, n)
+        JOIN memories older ON older.id = c.id) AS replaces,
+       (SELECT newer.public_id
+        FROM memory_links l JOIN memories newer ON newer.id = l.source_id
+        WHERE l.target_id = r.id AND l.kind = 'supersedes'
+          AND {{ visible(newer, :include_sensitive::boolean) }}) AS superseded_by,
+       (SELECT problem.public_id FROM memories problem WHERE problem.id = r.problem_id) AS came_with
+FROM answer r
 -- [by id]
 CROSS JOIN LATERAL (SELECT * FROM memories WHERE id = r.id OFFSET 0) m
 ORDER BY
     CASE WHEN :sort::text = 'importance' THEN r.importance END DESC NULLS LAST,
     CASE WHEN :sort::text = 'recency' THEN r.created_at END DESC NULLS LAST,
     r.final_score DESC,
+    r.problem_id IS NOT NULL,
     r.id

@@ -34,8 +34,15 @@ class RecallFilters(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     include_sensitive: bool = False
     kinds: Annotated[list[Kind], Meta(min_length=1, max_length=2)] | None = None
     """Which kinds of memory to search; null (absent) searches both."""
+    include_superseded: bool = False
+    """Versions no longer current too: superseded memories (each marked `superseded_by`) and memories
+    past their `valid_to`, each standing for itself instead of for its newest version."""
+    as_of: datetime | None = None
+    """Recall what held at this time (null: now): memories valid then, a superseded hit standing for
+    the newest version that held then."""
 
     def __post_init__(self) -> None:
+        _utc_representable(self.as_of, "as_of")
         _utc_representable(self.created_since, "created_since")
         _utc_representable(self.created_until, "created_until")
         if self.kinds is not None and len(set(self.kinds)) != len(self.kinds):
@@ -87,6 +94,16 @@ class RecallHit(msgspec.Struct, kw_only=True):
     score: float
     kind: Kind = "memory"
     """`episode` for an exchange captured from a session (it expires unless recalled or promoted)."""
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    replaces: list[int] = msgspec.field(default_factory=list)
+    """Older versions this memory supersedes that the search found (oldest first): it is shown in
+    their place, at the best rank among them."""
+    superseded_by: int | None = None
+    """Set only when versions no longer current are asked for (`include_superseded`): the memory
+    that replaces this one."""
+    came_with: int | None = None
+    """The recalled problem this memory resolves (a `resolved-by` link): it came along with it."""
     explain: HitExplanation | None = None
 
 

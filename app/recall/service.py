@@ -317,7 +317,10 @@ class RecallService:
             graph_max_concepts=graph.max_concepts,
             graph_memories_per_concept=graph.memories_per_concept,
             score_fusion=self._settings.fusion == "scores",
+            include_superseded=filters.include_superseded,
+            as_of=as_utc(filters.as_of),
             importance_prior=self._settings.importance_prior,
+            episode_weight=self._settings.episode_weight,
             limit=request.limit,
             sort=request.sort,
         )
@@ -384,6 +387,11 @@ class RecallService:
             created_at=row["created_at"],
             score=row["final_score"],
             kind=row["kind"],
+            valid_from=row["valid_from"],
+            valid_to=row["valid_to"],
+            replaces=list(row["replaces"] or ()),
+            superseded_by=row["superseded_by"],
+            came_with=row["came_with"],
             explain=HitExplanation(
                 **{leg.rank_column: row[leg.rank_column] for leg in LEGS},
                 kind=row["kind"],

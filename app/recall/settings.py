@@ -42,6 +42,13 @@ class RecallSettings(Section):
     importance_prior: float = Field(
         default=0.3, ge=0, le=1, description="final = fused * (1 - p + p * importance)"
     )
+    episode_weight: float = Field(
+        default=0.85,
+        gt=0,
+        le=1,
+        description="An episode's final score is scaled by this: below 1, a captured exchange ranks below "
+        "a curated memory of the same relevance (1: no preference).",
+    )
     ef_search: int = Field(
         default=100,
         ge=1,

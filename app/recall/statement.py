@@ -60,7 +60,10 @@ class RecallArgs:
     graph_max_concepts: int
     graph_memories_per_concept: int
     score_fusion: bool  # fuse min-max normalised leg scores instead of ranks (RRF)
+    include_superseded: bool  # versions no longer current too, each standing for itself
+    as_of: datetime | None  # the moment "current" means; None: now
     importance_prior: float
+    episode_weight: float  # an episode's final score is scaled by it (curated memories first)
     limit: int
     sort: Sort
 
