@@ -117,5 +117,19 @@ def memory_text(memory: Memory, max_chars: int) -> str:
 
 
 def stored_text(results: Sequence[StoreResult]) -> str:
-    parts = [f"#{r.id} ns:{r.namespace}" + (" (already stored)" if r.duplicate else "") for r in results]
-    return f"Stored {len(results)}: " + ", ".join(parts)
+    """The stored ids, what each now supersedes, and the older memories each looks like it
+    replaces (the supersede rule's suggestions), one sentence each, for the agent to confirm."""
+    parts = [
+        f"#{r.id} ns:{r.namespace}"
+        + (" (already stored)" if r.duplicate else "")
+        + (f" (supersedes {', '.join(f'#{old}' for old in r.superseded)})" if r.superseded else "")
+        for r in results
+    ]
+    lines = [f"Stored {len(results)}: " + ", ".join(parts)]
+    lines += [
+        f"#{r.id} looks like it replaces #{s.id} (“{s.content}”): {s.reason}. "
+        f"If it does, link #{r.id} supersedes #{s.id}."
+        for r in results
+        for s in r.supersede_suggestions
+    ]
+    return "\n".join(lines)
