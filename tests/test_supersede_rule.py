@@ -177,3 +177,22 @@ def test_the_reason_names_the_old_and_new_specifics() -> None:
     assert verdict.decision == "confident"
     assert "8080 \u2192 9000" in verdict.reason
     assert (verdict.removed, verdict.added) == (("8080",), ("9000",))
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        pytest.param("Runbook step 1: restart the worker", "Runbook step 2: restart the worker", id="steps"),
+        pytest.param("Exported memory number 4", "Exported memory number 3", id="numbered"),
+    ],
+)
+def test_numbered_items_are_siblings_not_versions(old: str, new: str) -> None:
+    assert _judge(old, new, 0.97) == "none"
+
+
+def test_a_small_setting_after_is_or_a_share_is_still_a_value() -> None:
+    assert _judge("The worker concurrency is 4.", "The worker concurrency is 16.", 0.95) == "confident"
+    assert (
+        _judge("Test coverage must stay above 80%.", "Test coverage must stay above 90%.", 0.95)
+        == "confident"
+    )

@@ -98,11 +98,17 @@ class Thresholds:
     """Words at least this frequent (Zipf scale) weigh nothing: "the", "is", "we", "now"."""
     name_zipf: float = 5.0
     """A capitalised word opening a sentence is a name when rarer than this ("Tom", not "The")."""
+    label_zipf: float = 5.7
+    """A lower-case word rarer than this before a small number makes it a label ("step 2"); the
+    common words before a value ("is 4", "at 3", "every 15") are more frequent."""
     specific_zipf: float = 4.0
     """Words rarer than this are specifics (a technology, a place, a name) even uncapitalised."""
 
 
 DEFAULT_THRESHOLDS = Thresholds()
+
+MAX_LABEL_DIGITS = 2
+"""A number of more digits is a value even after a noun (a port, a year, a size)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,13 +231,17 @@ def tokens(text: str, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> list[_Toke
     """`text`'s tokens with their weight, weightless ones (common words) left out."""
     found: list[_Token] = []
     starts = {0} | {m.end() for m in _SENTENCE_END.finditer(text)}
+    previous: re.Match[str] | None = None
     for match in _TOKEN.finditer(text):
         shown = match[0]
         lower = shown.lower()
         has_digit = any(c.isdigit() for c in lower)
         if has_digit or not lower.isalpha():
-            found.append(_Token(lower, shown, _rarity(lower, thresholds) + 1.0, True))
+            label = _is_label(match, previous, text, thresholds)
+            found.append(_Token(lower, shown, _rarity(lower, thresholds) + 1.0, not label))
+            previous = match
             continue
+        previous = match
         weight = _rarity(lower, thresholds)
         capital = shown[0].isupper() and (match.start() not in starts or _zipf(lower) < thresholds.name_zipf)
         named = capital or (shown.isupper() and len(shown) > 1)
@@ -240,6 +250,22 @@ def tokens(text: str, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> list[_Toke
         rare = _zipf(lower) < thresholds.specific_zipf
         found.append(_Token(_stem(lower), shown, max(weight, 1.0 if named else weight), rare or named))
     return found
+
+
+def _is_label(
+    number: re.Match[str], previous: re.Match[str] | None, text: str, thresholds: Thresholds
+) -> bool:
+    """A small whole number right after a lower-case noun ("step 2", "memory 3", "item 12") numbers
+    one of several things that hold together, not a value that replaces another: it belongs to the
+    subject, and is no specific. Ports, versions and settings ("port 8080", "Node 20", "is 4") are
+    not written so."""
+    if previous is None or not number[0].isdigit() or len(number[0]) > MAX_LABEL_DIGITS:
+        return False
+    if text[number.end() : number.end() + 1] == "%":  # a share: a quantity ("above 80%")
+        return False
+    word = previous[0]
+    adjacent = not text[previous.end() : number.start()].strip()
+    return adjacent and word.isalpha() and word.islower() and _zipf(word) < thresholds.label_zipf
 
 
 def _rarity(word: str, thresholds: Thresholds) -> float:
