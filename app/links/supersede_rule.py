@@ -23,7 +23,11 @@ What the rule reads, beside the cosine similarity of the two embeddings:
 - **One slot changed.** Aligning the two token sequences, the old specifics that are gone sit in
   one stretch, replaced there by the new ones. Two stretches changed means the subject changed
   too ("staging ... eu-west-1" vs "production ... us-east-1"): at most a suggestion, unless the
-  new text says it is a change (below).
+  new text says it is a change (below). So does a stretch followed by more of the kept text than
+  precedes it: what changed is what the sentence is about ("Server web-1 is in eu-west-1" and
+  "Server web-2 ..."), not the value said of it, which comes last.
+- **Labels are no values.** A small number right after a lower-case noun ("step 2", "memory 3")
+  numbers one of several things that hold together: part of the subject, not a specific.
 - **Cues.** Words that announce a change ("moved", "now", "switched", "instead", "no longer",
   "renamed", "upgraded", "migrated"...) raise the decision; words that announce an addition
   ("also", "as well", "in addition", "too") cap it at none: an added fact sits beside the old one.
@@ -179,7 +183,8 @@ def judge(new: Side, old: Side, similarity: float, thresholds: Thresholds = DEFA
     kept = (
         sum(w for text, w in subject.items() if text in new_set) / subject_weight if subject_weight else 0.0
     )
-    spans, clean = _changed_spans(old_tokens, new_tokens)
+    aligned = _align(old_tokens, new_tokens)
+    spans = aligned.spans
     evidence = Verdict("none", "", similarity, kept, removed, added, spans, cue)
 
     def verdict(decision: Decision, reason: str, blocked_by: str | None = None) -> Verdict:
@@ -198,12 +203,19 @@ def judge(new: Side, old: Side, similarity: float, thresholds: Thresholds = DEFA
     reason = _reason(removed, added, similarity, kept, cue)
     if _cue(new_text, PAST_CUES) is not None:
         return verdict("suggest", reason, "past")
-    one_slot = spans == 1 and clean
+    one_slot = spans == 1 and aligned.clean and not aligned.predicate_kept
     confident = (one_slot and similarity >= t.confident_similarity) or (
         cue is not None and spans <= t.cued_spans and similarity >= t.cued_similarity
     )
     if not confident:
-        return verdict("suggest", reason, "several_changes" if not one_slot else "similarity")
+        held = (
+            "similarity"
+            if one_slot
+            else "what_changed_is_the_subject"
+            if aligned.predicate_kept
+            else "several_changes"
+        )
+        return verdict("suggest", reason, held)
     if new.kind == "episode" and old.kind != "episode":
         return verdict("suggest", reason, "episode_over_memory")
     if new.tags and old.tags and not set(new.tags) & set(old.tags):
@@ -302,20 +314,38 @@ def _shown(found: object) -> tuple[str, ...]:
     return tuple(dict.fromkeys(k.shown for k in found))  # type: ignore[attr-defined]
 
 
-def _changed_spans(old: Sequence[_Token], new: Sequence[_Token]) -> tuple[int, bool]:
-    """Stretches of the aligned token sequences where the old text changed: words replaced or
-    deleted, or words inserted between two kept ones (a qualifier: "the maximum avatar upload
-    size"); words only appended or prepended are an addition, not a change. And whether every
-    stretch is a clean swap of values: specifics on both sides, no other word of the subject."""
+@dataclass(frozen=True, slots=True)
+class _Alignment:
+    spans: int
+    """Stretches where the old text changed."""
+    clean: bool
+    """Every stretch a clean swap of values: specifics on both sides, no other word of the subject."""
+    predicate_kept: bool
+    """More of the old text's kept weight comes after the first changed stretch than before it: what
+    changed is what the sentence is about ("Server web-1 is in eu-west-1"), not its value."""
+
+
+def _align(old: Sequence[_Token], new: Sequence[_Token]) -> _Alignment:
+    """Where the two texts differ, aligned token by token. A stretch is words replaced or deleted,
+    or words inserted between two kept ones (a qualifier: "the maximum avatar upload size"); words
+    only appended or prepended are an addition, not a change."""
     matcher = SequenceMatcher(a=[k.text for k in old], b=[k.text for k in new], autojunk=False)
     ops = matcher.get_opcodes()
     spans = 0
     clean = True
+    first: tuple[int, int] | None = None
     for at, (op, a0, a1, b0, b1) in enumerate(ops):
         if op in ("replace", "delete") or (op == "insert" and 0 < at < len(ops) - 1):
             spans += 1
             clean = clean and all(k.specific for k in (*old[a0:a1], *new[b0:b1]))
-    return spans, clean
+            first = first or (a0, a1)
+    predicate_kept = False
+    if first is not None:
+        kept = {k.text for k in new}
+        before = sum(k.weight for k in old[: first[0]] if k.text in kept)
+        after = sum(k.weight for k in old[first[1] :] if k.text in kept)
+        predicate_kept = after > before
+    return _Alignment(spans, clean, predicate_kept)
 
 
 def _cue(text: str, phrases: Sequence[str]) -> str | None:
