@@ -35,6 +35,7 @@ from app.http import TYPE_DECODERS, ApiRequest, before_request
 from app.jobs import JobWorker
 from app.links import LinkService
 from app.links.routes import LinkController
+from app.links.supersede import supersede_when_embedded
 from app.mcp.endpoint import McpEndpoint
 from app.memories import MemoryService
 from app.memories.expiry import EXPIRE_JOB, ExpiryJobs
@@ -136,7 +137,8 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
             )
             # durable after-commit work: rows in `jobs`, worked by a bounded pool of loops
             jobs.register(INDEX_JOB, app.state.graph_indexer.run_jobs)
-            embedding_jobs = EmbeddingJobs(db.write, model)
+            # a captured episode gets its vector here: then the automatic supersede judges it
+            embedding_jobs = EmbeddingJobs(db.write, model, supersede_when_embedded(settings.links))
             jobs.register(EMBED_JOB, embedding_jobs.run, reconcile=embedding_jobs.reconcile)
             expiry = ExpiryJobs(db.write, settings.memories)  # self-rescheduling; reconcile keeps one
             jobs.register(EXPIRE_JOB, expiry.run, reconcile=expiry.reconcile)

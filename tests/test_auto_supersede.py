@@ -1,11 +1,13 @@
 """The automatic supersede end to end: a memory stored over REST that restates an older one with
 different specifics supersedes it (an `auto` link with its reason, the old one out of recall); one
 the rule is not sure of is offered in the store's answer (and the MCP tool's text); the setting
-turns it off."""
+turns it off; a captured episode is judged when its embedding job gives it a vector."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import msgspec
@@ -15,6 +17,7 @@ from litestar.testing import AsyncTestClient
 
 from app.embeddings import LocalEmbedder
 from app.factory import create_app
+from app.jobs import JobSettings, JobWorker
 from app.links.settings import LinkSettings
 from app.mcp.render import stored_text
 from app.memories.schemas import StoreResult, SupersedeSuggestion
@@ -150,3 +153,39 @@ def test_the_mcp_store_answer_says_what_was_superseded_and_what_looks_replaced()
         in text
     )
     assert msgspec.json.decode(msgspec.json.encode(results[1]))["supersede_suggestions"][0]["id"] == 9
+
+
+async def test_a_captured_episode_supersedes_an_older_one_once_it_is_embedded(
+    settings: Settings, embedder: LocalEmbedder, alice: dict[str, str]
+) -> None:
+    said = datetime(2026, 11, 2, 10, tzinfo=UTC)
+    exchanges = [
+        {
+            "session_id": "s-1",
+            "turn": 1,
+            "prompt": "Which region is the staging database in?",
+            "reply": "The staging database runs in eu-west-1.",
+            "started_at": said.isoformat(),
+        },
+        {
+            "session_id": "s-2",
+            "turn": 1,
+            "prompt": "We moved the staging database last week. Where does it run now?",
+            "reply": "The staging database now runs in eu-central-1.",
+            "started_at": (said + timedelta(days=7)).isoformat(),
+        },
+    ]
+    changed = settings.model_copy(update={"jobs": JobSettings(workers=0)})
+    async with AsyncTestClient(app=create_app(changed, embedder=embedder)) as client:
+        answer = await client.post("/v1/capture/claude-code", json={"exchanges": exchanges}, headers=alice)
+        assert answer.status_code == 200, answer.text
+        old, new = (r["ids"][0] for r in answer.json()["results"])
+        # capture answers before any vector exists: the embedding job judges them
+        assert (await client.get(f"/v1/memories/{old}/links", headers=alice)).json()["links"] == []
+        jobs: JobWorker = client.app.state.jobs
+        await asyncio.to_thread(lambda: client.blocking_portal.call(jobs.run_pending))
+
+        links = (await client.get(f"/v1/memories/{old}/links", headers=alice)).json()
+    assert links["superseded_by"] == new
+    assert [(x["origin"], x["memory"]["id"]) for x in links["links"]] == [("auto", new)]
+    assert "eu-west-1 \u2192 eu-central-1" in links["links"][0]["reason"]

@@ -4,19 +4,23 @@ replaces (the rule is `app.links.supersede_rule`; this module reads what the rul
 `find_supersede` runs in the writer's transaction, right after the INSERT: the new memory's few
 nearest current memories of its namespace (`supersede.sql`), each judged by the rule. The writer
 links the `confident` ones (origin `auto`, the verdict's reason as the link's reason) and offers
-the `suggest` ones in its answer; `auto_supersede` does both.
+the `suggest` ones in its answer; `auto_supersede` does both. A memory written without a vector
+(a captured episode: capture never waits for embeddings) is judged when its embedding job writes
+the vector (`supersede_when_embedded`).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 import asyncpg
 
 from app.errors import ApiError
-from app.links.supersede_queries import SupersedeCandidates, SupersedeSubject
+from app.links.service import link
+from app.links.settings import LinkSettings
+from app.links.supersede_queries import SupersedeCandidates, SupersedeOwners, SupersedeSubject
 from app.links.supersede_rule import DEFAULT_THRESHOLDS, Side, Thresholds, Verdict, judge
 
 log = logging.getLogger(__name__)
@@ -144,3 +148,36 @@ async def auto_supersede(
         if verdict.decision != "none":
             suggestions.append(Suggestion(candidate.public_id, _preview(candidate.content), verdict.reason))
     return AutoSupersede(superseded, suggestions)
+
+
+def auto_link(user_id: int) -> MakeLink:
+    """The rule's links, made through the links service as `user_id` (who wrote the newer memory,
+    or its namespace's owner), with origin `auto` and the rule's reason."""
+
+    async def make(conn: asyncpg.Connection, source: int, target: int, reason: str) -> None:
+        await link(conn, user_id, source, "supersedes", target, origin="auto", reason=reason)
+
+    return make
+
+
+def supersede_when_embedded(
+    settings: LinkSettings,
+) -> Callable[[asyncpg.Connection, Sequence[int]], Awaitable[None]]:
+    """The automatic supersede of memories that get their vector after they are written (captured
+    episodes, whose embedding job runs after the capture answered; a store whose embedding failed):
+    run by the embedding job in the transaction that writes the vectors, oldest first, each linked
+    as its namespace's owner. Nobody reads a suggestion there, so only confident links are made."""
+
+    async def judge_embedded(conn: asyncpg.Connection, memory_ids: Sequence[int]) -> None:
+        if not settings.auto_supersede:
+            return
+        for row in await SupersedeOwners(memory_ids=list(memory_ids)).fetch(conn):
+            await auto_supersede(
+                conn,
+                row["id"],
+                row["public_id"],
+                auto_link(row["user_id"]),
+                limit=settings.supersede_candidates,
+            )
+
+    return judge_embedded

@@ -56,3 +56,11 @@ SELECT o.id, o.public_id, o.content, o.kind, o.category, o.tags, o.created_at,
 FROM nearest JOIN memories o ON o.id = nearest.id
 ORDER BY nearest.distance, o.id
 LIMIT :limit
+
+-- name: supersede_owners
+-- The memories an embedding job just gave a vector, with their namespace's owner (as whom the
+-- automatic supersede links them) and their public id.
+SELECT m.id, m.public_id, n.user_id
+FROM memories m JOIN namespaces n ON n.id = m.namespace_id
+WHERE m.id = ANY(:memory_ids::bigint[]) AND m.embedding IS NOT NULL AND {{ visible(m, false) }}
+ORDER BY m.created_at, m.id

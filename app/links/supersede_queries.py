@@ -27,5 +27,11 @@ class SupersedeCandidates(_SupersedeQuery):
     limit: int
 
 
-QUERIES: tuple[type[NamedQuery], ...] = (SupersedeSubject, SupersedeCandidates)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SupersedeOwners(_SupersedeQuery):
+    QUERY = "supersede_owners"
+    memory_ids: list[int]
+
+
+QUERIES: tuple[type[NamedQuery], ...] = (SupersedeSubject, SupersedeCandidates, SupersedeOwners)
 """Every query of `supersede.sql`, for the test that holds them to their arguments."""

@@ -59,6 +59,7 @@ Decision = Literal["confident", "suggest", "none"]
 # word character or one of `+#`; punctuation around it is left out.
 _TOKEN = re.compile(r"#?\w(?:[\w.:/+#@-]*[\w+#])?")
 _SENTENCE_END = re.compile(r"[.!?:;]\s+|\n+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _EPISODE_LABEL = re.compile(r"^(?:User|Assistant):\s*", re.MULTILINE)
 _TOOLS_LINE = re.compile(r"^Tools:.*$", re.MULTILINE)
 
@@ -233,10 +234,12 @@ def is_question(text: str) -> bool:
 
 
 def fact_text(side: Side) -> str:
-    """What a memory says: an episode without its `User:`/`Assistant:` labels and tool digest."""
+    """What a memory says: an episode without its `User:`/`Assistant:` labels, tool digest and
+    questions (an exchange's question asks; its statements say what holds)."""
     if side.kind != "episode":
         return side.text
-    return _EPISODE_LABEL.sub("", _TOOLS_LINE.sub("", side.text))
+    text = _EPISODE_LABEL.sub("", _TOOLS_LINE.sub("", side.text))
+    return " ".join(s for s in _SENTENCE.split(text) if s.strip() and not s.rstrip().endswith("?"))
 
 
 def tokens(text: str, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> list[_Token]:

@@ -22,7 +22,7 @@ from app.embeddings import Embedded
 from app.errors import InvalidInput
 from app.jobs import NewJob
 from app.links import link
-from app.links.supersede import AutoSupersede, MakeLink, auto_supersede
+from app.links.supersede import AutoSupersede, auto_link, auto_supersede
 from app.memories import queries as q
 from app.memories.expiry import ensure_sweep
 from app.memories.redaction import RedactedFields, placeholder_numbers
@@ -125,15 +125,6 @@ async def _insert_alone(
     raise RuntimeError(f"no memory inserted nor found after {INSERT_ATTEMPTS} attempts")
 
 
-def _auto_link(user_id: int) -> MakeLink:
-    """The supersede rule's links, made as `user_id` (whose write just stored the newer memory)."""
-
-    async def make(conn: asyncpg.Connection, source: int, target: int, reason: str) -> None:
-        await link(conn, user_id, source, "supersedes", target, origin="auto", reason=reason)
-
-    return make
-
-
 class MemoryStore:
     def __init__(self, writes: WritePath) -> None:
         self._w = writes
@@ -205,7 +196,7 @@ class MemoryStore:
                         and not memory.supersedes
                     ):
                         found = await auto_supersede(
-                            conn, new_id, public_id, _auto_link(user_id), limit=w.links.supersede_candidates
+                            conn, new_id, public_id, auto_link(user_id), limit=w.links.supersede_candidates
                         )
                     results.append(
                         StoreResult(
