@@ -8,13 +8,14 @@ production rather than a configuration of the benchmark's own.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from app.db import Database
 from app.db.settings import DatabaseSettings
 from app.embeddings import Embedder
 from app.graph import GraphIndexer
 from app.graph.settings import GraphSettings
+from app.links.settings import LinkSettings
 from app.memories.service import MemoryService
 from app.memories.settings import MemorySettings
 from app.recall.service import RecallService
@@ -27,9 +28,10 @@ class BenchConfig:
     memories: MemorySettings
     recall: RecallSettings
     graph: GraphSettings
+    links: LinkSettings = field(default_factory=LinkSettings)
 
     def memory_service(self, db: Database, embedder: Embedder) -> MemoryService:
-        return MemoryService(db, embedder, self.memories)
+        return MemoryService(db, embedder, self.memories, links=self.links)
 
     def recall_service(self, db: Database, embedder: Embedder) -> RecallService:
         return RecallService(db, embedder, self.recall, self.memories.tag_limits, self.graph)

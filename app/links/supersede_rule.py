@@ -13,8 +13,9 @@ What the rule reads, beside the cosine similarity of the two embeddings:
 - **Words and their weight.** Both texts are cut into tokens that keep technical values whole
   (`eu-west-1`, `3.12`, `localhost:5173`, `#incidents`); words are stemmed (Snowball), so "moved"
   and "move" are one. A word weighs what its rarity says (wordfreq's Zipf frequency): "the", "is",
-  "we" weigh nothing, "database" a little, "Dramatiq" a lot. A token holding a digit, or a word
-  capitalised inside a sentence (a name), is a *specific*: the kind of thing a fact's value is.
+  "we" weigh nothing, "database" a little, "Dramatiq" a lot. A token holding a digit, a rare word,
+  or a word capitalised inside a sentence (a name), is a *specific*: the kind of thing a fact's
+  value is.
 - **Same subject.** The share of the old memory's weight the new one keeps, and the embedding
   similarity, must both be high.
 - **Different specifics.** Some specific of the old memory is gone from the new one AND the new one
@@ -66,7 +67,7 @@ _TOOLS_LINE = re.compile(r"^Tools:.*$", re.MULTILINE)
 CHANGE_CUES: tuple[str, ...] = (
     "now", "moved", "move", "switched", "switch", "migrated", "migrate", "replaced", "replace",
     "instead", "no longer", "renamed", "rename", "upgraded", "upgrade", "downgraded", "changed",
-    "took over", "anymore", "any more", "rewritten", "rewrote", "dropped", "since", "after the",
+    "took over", "anymore", "any more", "rewritten", "rewrote",
 )  # fmt: skip
 """Phrases that announce that a fact changed (matched as whole words, lower case)."""
 
@@ -93,16 +94,14 @@ class Thresholds:
     """Cosine similarity of the two embeddings a confident call needs at least."""
     cued_similarity: float = 0.45
     """... when the new text announces a change (a cue)."""
-    suggest_similarity: float = 0.50
+    suggest_similarity: float = 0.60
     """... that a suggestion needs at least (a cued one: `cued_similarity`)."""
-    kept_weight: float = 0.45
+    kept_weight: float = 0.6
     """Share of the old memory's subject (its words but the changed specifics) the new one keeps."""
     cued_spans: int = 2
     """Changed stretches a cued change may have (an uncued confident one has exactly one)."""
     common_zipf: float = 6.0
     """Words at least this frequent (Zipf scale) weigh nothing: "the", "is", "we", "now"."""
-    name_zipf: float = 5.0
-    """A capitalised word opening a sentence is a name when rarer than this ("Tom", not "The")."""
     label_zipf: float = 5.7
     """A lower-case word rarer than this before a small number makes it a label ("step 2"); the
     common words before a value ("is 4", "at 3", "every 15") are more frequent."""
@@ -208,6 +207,8 @@ def judge(new: Side, old: Side, similarity: float, thresholds: Thresholds = DEFA
     confident = (one_slot and similarity >= t.confident_similarity) or (
         cue is not None and spans <= t.cued_spans and similarity >= t.cued_similarity
     )
+    if not confident and spans > t.cued_spans:
+        return verdict("none", "too much changed to read as one fact restated", "too_many_changes")
     if not confident:
         held = (
             "similarity"
@@ -258,7 +259,9 @@ def tokens(text: str, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> list[_Toke
             continue
         previous = match
         weight = _rarity(lower, thresholds)
-        capital = shown[0].isupper() and (match.start() not in starts or _zipf(lower) < thresholds.name_zipf)
+        # capitalised inside a sentence: a name; opening one, only rarity tells (an "Awesome!" is none)
+        # and not a common word written so ("I", "May")
+        capital = shown[0].isupper() and match.start() not in starts and weight > 0
         named = capital or (shown.isupper() and len(shown) > 1)
         if weight <= 0 and not named:
             continue
@@ -323,6 +326,8 @@ class _Alignment:
     """Stretches where the old text changed."""
     clean: bool
     """Every stretch a clean swap of values: specifics on both sides, no other word of the subject."""
+    old_clean: bool
+    """The old side of every stretch holds specifics only (new words may come with the new value)."""
     predicate_kept: bool
     """More of the old text's kept weight comes after the first changed stretch than before it: what
     changed is what the sentence is about ("Server web-1 is in eu-west-1"), not its value."""
@@ -335,12 +340,13 @@ def _align(old: Sequence[_Token], new: Sequence[_Token]) -> _Alignment:
     matcher = SequenceMatcher(a=[k.text for k in old], b=[k.text for k in new], autojunk=False)
     ops = matcher.get_opcodes()
     spans = 0
-    clean = True
+    clean = old_clean = True
     first: tuple[int, int] | None = None
     for at, (op, a0, a1, b0, b1) in enumerate(ops):
         if op in ("replace", "delete") or (op == "insert" and 0 < at < len(ops) - 1):
             spans += 1
             clean = clean and all(k.specific for k in (*old[a0:a1], *new[b0:b1]))
+            old_clean = old_clean and all(k.specific for k in old[a0:a1])
             first = first or (a0, a1)
     predicate_kept = False
     if first is not None:
@@ -348,7 +354,7 @@ def _align(old: Sequence[_Token], new: Sequence[_Token]) -> _Alignment:
         before = sum(k.weight for k in old[: first[0]] if k.text in kept)
         after = sum(k.weight for k in old[first[1] :] if k.text in kept)
         predicate_kept = after > before
-    return _Alignment(spans, clean, predicate_kept)
+    return _Alignment(spans, clean, old_clean, predicate_kept)
 
 
 def _cue(text: str, phrases: Sequence[str]) -> str | None:

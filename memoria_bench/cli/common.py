@@ -27,7 +27,11 @@ START_KEY = "memoria_bench.start"
 def bench_config(settings: Settings) -> BenchConfig:
     """The sections of `settings` the benchmarks run the product with."""
     return BenchConfig(
-        database=settings.database, memories=settings.memories, recall=settings.recall, graph=settings.graph
+        database=settings.database,
+        memories=settings.memories,
+        recall=settings.recall,
+        graph=settings.graph,
+        links=settings.links,
     )
 
 
