@@ -34,10 +34,17 @@ What the rule reads, beside the cosine similarity of the two embeddings:
   ("also", "as well", "in addition", "too") cap it at none: an added fact sits beside the old one.
   These are phrases of English, not of any library's vocabulary, so they are listed here.
 - **Never.** A question neither replaces nor is replaced; nor does a memory replace a newer one;
-  nor one of another category.
+  nor one of another category. More than two changed stretches is another statement, not the
+  same one restated: not even suggested.
+- **Episodes** are read without their questions (an exchange's question asks, its statements say
+  what holds) and without the `User:`/`Assistant:` labels and tool digest.
 - **Episodes** (captured exchanges) may replace episodes, and curated memories may replace them. An
   episode, said in passing, never replaces a curated memory, stored on purpose, by itself: at most
   it is suggested.
+
+The rule was also run over conversation corpora (LoCoMo's facts and chat turns), where a memory
+rarely replaces another: what it called there shaped the cues (only strong ones) and the names (a
+sentence's first word is none).
 
 The thresholds live in `Thresholds` (the bench `memoria bench supersede` measures them on a
 labelled dev set; `Thresholds()` holds the values it chose).
