@@ -36,6 +36,7 @@ from app.jobs import JobWorker
 from app.links import LinkService
 from app.links.routes import LinkController
 from app.links.supersede import supersede_when_embedded
+from app.links.supersede_rule import warm_up as warm_supersede_rule
 from app.mcp.endpoint import McpEndpoint
 from app.memories import MemoryService
 from app.memories.expiry import EXPIRE_JOB, ExpiryJobs
@@ -108,6 +109,8 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
             await model.load()
             if model.is_local:  # the first real request must not pay for the first inference
                 await model.embed_documents(["warm up"])
+            if settings.links.auto_supersede:  # its word list, off the first store's path
+                await asyncio.to_thread(warm_supersede_rule)
             app.state.embedder_ready = True
             app.state.embedder = model
             app.state.memory_service = MemoryService(

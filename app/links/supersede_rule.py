@@ -232,6 +232,12 @@ def judge(new: Side, old: Side, similarity: float, thresholds: Thresholds = DEFA
     return verdict("confident", reason)
 
 
+def warm_up() -> None:
+    """Load the word frequencies and the stemmer now (a fraction of a second), not in the first
+    store's transaction."""
+    tokens("Warm up the supersede rule")
+
+
 def is_question(text: str) -> bool:
     """A text that only asks: it ends with a question mark (an episode: its prompt did and nothing
     answered it)."""
