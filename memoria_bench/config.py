@@ -15,6 +15,7 @@ from app.db.settings import DatabaseSettings
 from app.embeddings import Embedder
 from app.graph import GraphIndexer
 from app.graph.settings import GraphSettings
+from app.hooks.settings import HookSettings
 from app.links.settings import LinkSettings
 from app.memories.service import MemoryService
 from app.memories.settings import MemorySettings
@@ -28,6 +29,8 @@ class BenchConfig:
     memories: MemorySettings
     recall: RecallSettings
     graph: GraphSettings
+    hooks: HookSettings = field(default_factory=HookSettings)
+    """The hook's settings: `bench quality --floor` recalls as the prompt hook does."""
     links: LinkSettings = field(default_factory=LinkSettings)
 
     def memory_service(self, db: Database, embedder: Embedder) -> MemoryService:

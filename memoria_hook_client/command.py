@@ -50,6 +50,15 @@ SESSION_START_PATH = "/v1/hooks/claude-code/session-start"
 #: The subcommand each route answers, and the name its last outcome has in the client's status.json.
 ROUTES = {"user-prompt-submit": HOOK_PATH, "session-start": SESSION_START_PATH}
 STATUS_NAMES = {"user-prompt-submit": "recall", "session-start": "session-start"}
+#: The outcomes of a prompt the server left without context, by the reason `memoria status` counts
+#: (the server's metric `memoria_hook_prompts_without_context` uses the same names).
+WITHOUT_CONTEXT = {
+    "skipped": "trivial",
+    "below-floor": "floor",
+    "all-seen": "seen",
+    "budget-spent": "budget",
+    "no-results": "no-results",
+}
 CAPTURE_SUBCOMMANDS = ("capture", "flush")
 SUBCOMMANDS = (*ROUTES, *CAPTURE_SUBCOMMANDS)
 #: Where the server names what happened ("injected:3", "no-results", "unauthorized", ...).
@@ -268,7 +277,8 @@ def _record(env: Mapping[str, str], sub: str, outcome: HookOutcome) -> None:
     try:
         from memoria_hook_client.state import record
 
-        record(env, what, outcome.outcome, outcome.namespace, outcome.count)
+        tally = WITHOUT_CONTEXT.get(outcome.outcome) if what == "recall" else None
+        record(env, what, outcome.outcome, outcome.namespace, outcome.count, tally=tally)
     except Exception:  # noqa: S110 - a state directory we cannot write is not the person's problem
         pass
 

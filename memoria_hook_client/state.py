@@ -149,10 +149,14 @@ def record(
     namespace: str | None,
     count: int,
     details: Mapping[str, Any] | None = None,
+    tally: str | None = None,
 ) -> None:
     """Store the latest `what` ("capture", "recall", "session-start", "flush", ...) outcome in
     `status.json`, with `details` (a flush: what the server skipped per reason, and folded).
-    Never raises; when another writer holds the file too long the record is skipped."""
+    `tally` adds one to that reason in the record's running `without_context` counts, which
+    outlive the record they are kept in (a recall: why prompts got no context, since the state
+    directory was made). Never raises; when another writer holds the file too long the record is
+    skipped."""
     try:
         directory = state_dir(env)
         fd = lock_file(os.path.join(directory, STATUS_LOCK), STATUS_LOCK_WAIT_S)
@@ -163,8 +167,10 @@ def record(
             status = read_json(path, {})
             if not isinstance(status, dict):
                 status = {}
+            tallied = _tallied(status.get(what), tally)
             status[what] = {
                 **(details or {}),
+                **({"without_context": tallied} if tallied else {}),
                 "at": now_iso(),
                 "outcome": outcome,
                 "namespace": namespace,
@@ -175,6 +181,19 @@ def record(
             unlock_file(fd)
     except Exception:  # best effort by design
         return
+
+
+def _tallied(previous: Any, reason: str | None) -> dict[str, int]:
+    """The running `without_context` counts of a record, with one more for `reason`."""
+    counts = previous.get("without_context") if isinstance(previous, dict) else None
+    tallied = {
+        str(name): number
+        for name, number in (counts.items() if isinstance(counts, dict) else ())
+        if isinstance(number, int)
+    }
+    if reason is not None:
+        tallied[reason] = tallied.get(reason, 0) + 1
+    return tallied
 
 
 def read_status(env: Mapping[str, str]) -> dict[str, Any]:

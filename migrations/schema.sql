@@ -442,6 +442,8 @@ CREATE TABLE public.session_ledger (
     memory_id bigint NOT NULL,
     injected_at timestamp with time zone DEFAULT now() NOT NULL,
     expires_at timestamp with time zone NOT NULL,
+    chars integer DEFAULT 0 NOT NULL,
+    CONSTRAINT session_ledger_chars_check CHECK ((chars >= 0)),
     CONSTRAINT session_ledger_session_id_check CHECK (((char_length(session_id) >= 1) AND (char_length(session_id) <= 128)))
 );
 

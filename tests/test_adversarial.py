@@ -111,6 +111,11 @@ ROUTES: dict[tuple[str, str], RouteClass] = {
     ("/v1/memories/{memory_id:int}/secrets", "GET"): SECRETS,
     ("/v1/memories/{memory_id:int}/promote", "POST"): RouteClass("v1", WRITE, mutates=True),
     ("/v1/memories/{memory_id:int}/restore", "POST"): RouteClass("v1", WRITE, mutates=True),
+    ("/v1/memories/{memory_id:int}/links", "GET"): RouteClass("v1", READ),
+    ("/v1/memories/{memory_id:int}/links", "POST"): RouteClass("v1", WRITE, mutates=True),
+    ("/v1/memories/{memory_id:int}/links/{kind:str}/{target:int}", "DELETE"): RouteClass(
+        "v1", WRITE, mutates=True
+    ),
     (CAPTURE, "POST"): RouteClass("v1", WRITE, mutates=True),
     ("/v1/namespaces", "GET"): RouteClass("v1", READ),
     ("/v1/me", "GET"): RouteClass("v1", ANY_KEY),
@@ -149,6 +154,8 @@ ROUTES: dict[tuple[str, str], RouteClass] = {
             ("/memories/{memory_id:int}/purge", "GET"),
             ("/memories/{memory_id:int}/purge", "POST"),
             ("/memories/{memory_id:int}/secrets", "POST"),
+            ("/memories/{memory_id:int}/links", "POST"),
+            ("/memories/{memory_id:int}/unlink", "POST"),
             ("/recall", "GET"),
             ("/concepts", "GET"),
             ("/concepts/{concept_id:int}", "GET"),
@@ -261,6 +268,9 @@ def probes(seed: Planted) -> list[Probe]:
     hook, start = (HOOK, "POST"), (START, "POST")
     capture, promote = (CAPTURE, "POST"), (MEMORY + "/promote", "POST")
     restore = (MEMORY + "/restore", "POST")
+    links, add_link = (MEMORY + "/links", "GET"), (MEMORY + "/links", "POST")
+    unlink = (MEMORY + "/links/{kind:str}/{target:int}", "DELETE")
+    bobs_own = seed.bob_memory
     session_start = {"hook_event_name": "SessionStart", "source": "startup", "session_id": "s-bob"}
 
     def exchange(content: str) -> dict[str, Any]:
@@ -289,6 +299,11 @@ def probes(seed: Planted) -> list[Probe]:
         Probe(secrets, f"{MEMORIES}/{p1}/secrets", target="private", shows="github"),
         Probe(secrets, f"{MEMORIES}/{t1}/secrets", target="team", shows="aws"),
         Probe(secrets, f"{MEMORIES}/{p3}/secrets", target="private", owner=NOT_FOUND),
+        # a memory's links (each planted memory links to its namespace's other one)
+        Probe(links, f"{MEMORIES}/{p1}/links", target="private", shows="sensitive"),
+        Probe(links, f"{MEMORIES}/{t1}/links", target="team", via="read", shows="team"),
+        Probe(links, f"{MEMORIES}/{p3}/links", target="private", owner=OK),  # her trash: hers still
+        Probe(links, f"{MEMORIES}/{seed.internal_memory}/links#internal", target="private", owner=NOT_FOUND),
         # lists
         Probe(listing, f"{MEMORIES}?namespace={PRIVATE}&{everything}", target="private", shows="private"),
         Probe(
@@ -468,6 +483,70 @@ def probes(seed: Planted) -> list[Probe]:
             via="write",
             phase=1,
         ),
+        # links: to or from what is not his, into another namespace, or a supersede on store
+        Probe(
+            add_link, f"{MEMORIES}/{p1}/links", {"kind": "part-of", "target": p2}, target="private", phase=1
+        ),
+        Probe(
+            add_link,
+            f"{MEMORIES}/{bobs_own}/links#to-private",
+            {"kind": "supersedes", "target": p1},
+            target="private",
+            owner=NOT_FOUND,
+            phase=1,
+        ),
+        Probe(
+            add_link,
+            f"{MEMORIES}/{t1}/links#to-private",
+            {"kind": "supersedes", "target": p1},
+            target="private",
+            phase=1,
+        ),
+        Probe(
+            add_link,
+            f"{MEMORIES}/{bobs_own}/links#to-team",
+            {"kind": "supersedes", "target": t1},
+            target="team",
+            via="write",
+            granted=INVALID,  # both his to see, but links join memories of one namespace
+            owner=NOT_FOUND,
+            phase=1,
+        ),
+        Probe(
+            add_link,
+            f"{MEMORIES}/{t1}/links#team",
+            {"kind": "part-of", "target": seed.t_other},
+            target="team",
+            via="write",
+            granted=OK | CREATED,
+            shows="team",
+            phase=1,
+        ),
+        Probe(
+            store,
+            f"{MEMORIES}#supersedes-private",
+            {"content": "bob was here: supersedes", "namespace": "bob-own", "supersedes": [p1]},
+            target="private",
+            phase=1,
+        ),
+        Probe(
+            store,
+            f"{MEMORIES}#supersedes-team-from-own",
+            {"content": "bob was here: supersedes", "namespace": "bob-own", "supersedes": [t1]},
+            target="team",
+            via="write",
+            granted=INVALID,
+            phase=1,
+        ),
+        Probe(
+            store,
+            f"{MEMORIES}#supersedes-team",
+            {"content": "bob was here: newer", "namespace": addr_team, "supersedes": [seed.t_other]},
+            target="team",
+            via="write",
+            granted=CREATED,
+            phase=1,
+        ),
         Probe(promote, f"{MEMORIES}/{p1}/promote", {}, target="private", phase=1),
         Probe(promote, f"{MEMORIES}/{p3}/promote", {}, target="private", phase=1),
         Probe(restore, f"{MEMORIES}/{p3}/restore", {}, target="private", phase=1),
@@ -516,6 +595,17 @@ def probes(seed: Planted) -> list[Probe]:
         ),
         Probe(grant, "/v1/shares#team", {"namespace": TEAM, "user": THIRD}, target="team", phase=1),
         # deletes
+        # (links first: deleting t1 below takes its links out of reach)
+        Probe(unlink, f"{MEMORIES}/{p1}/links/see-also/{p2}", target="private", phase=2),
+        Probe(unlink, f"{MEMORIES}/{t1}/links/see-also/{p1}", target="private", phase=2),
+        Probe(
+            unlink,
+            f"{MEMORIES}/{t1}/links/see-also/{seed.t_other}",
+            target="team",
+            via="write",
+            granted=GONE,
+            phase=2,
+        ),
         Probe(delete, f"{MEMORIES}/{p1}", target="private", phase=2),
         Probe(delete, f"{MEMORIES}/{p1}?purge=true", target="private", phase=2),
         Probe(delete, f"{MEMORIES}/{p3}?purge=true", target="private", phase=2),
@@ -537,6 +627,8 @@ def generic_probes(served: set[tuple[str, str]], seed: Planted) -> list[Probe]:
     fill: dict[str, Callable[[], str]] = {
         "memory_id": lambda: str(seed.p_secret),
         "concept_id": lambda: str(seed.private_concepts[0]),
+        "kind": lambda: "see-also",
+        "target": lambda: str(seed.p_sensitive),
     }
     made = []
     for path, method in sorted(served):

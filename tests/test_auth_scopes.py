@@ -32,6 +32,9 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("GET", "/v1/memories/{memory_id}/secrets"): SECRETS_READ,
     ("POST", "/v1/memories/{memory_id}/promote"): WRITE,
     ("POST", "/v1/memories/{memory_id}/restore"): WRITE,
+    ("GET", "/v1/memories/{memory_id}/links"): READ,
+    ("POST", "/v1/memories/{memory_id}/links"): WRITE,
+    ("DELETE", "/v1/memories/{memory_id}/links/{kind}/{target}"): WRITE,
     ("POST", "/v1/capture/claude-code"): WRITE,
     ("POST", "/v1/recall"): READ,
     ("GET", "/v1/namespaces"): READ,
@@ -60,7 +63,8 @@ def _v1_routes(app: Litestar) -> set[tuple[str, str]]:
 
 
 def _concrete(path: str) -> str:
-    return path.replace("{memory_id}", "1").replace("{concept_id}", "1")
+    path = path.replace("{memory_id}", "1").replace("{concept_id}", "1")
+    return path.replace("{kind}", "see-also").replace("{target}", "2")
 
 
 async def _call(client: Client, method: str, path: str, headers: dict[str, str]) -> Any:

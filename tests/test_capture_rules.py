@@ -79,6 +79,8 @@ def test_a_noisy_session_keeps_only_the_exchanges_that_carry_information() -> No
         ("Thank you so much 🙏", "Happy to help. Have a great day!"),
         ("hello", "Hi there"),
         ("thx!", "You\u2019re welcome — happy coding!"),
+        ("hey", "Hey! What's up?"),
+        ("morning", "Morning! Ready when you are. What are we working on today?"),
     ],
 )
 def test_greetings_and_acknowledgements_answered_in_kind_are_skipped(prompt: str, reply: str) -> None:

@@ -99,8 +99,11 @@ MEMORIES = [
 
 @pytest.fixture(scope="module")
 def memoria(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memoria]:
-    # these tests are about the process, not the server's recall budget (test_hook_endpoint.py)
-    with start_memoria(tmp_path_factory.mktemp("hook-e2e"), MEMORIA_HOOKS__BUDGET_MS="5000") as running:
+    # these tests are about the process, not the server's recall budget (test_hook_endpoint.py) nor
+    # which prompts its relevance floor leaves alone (test_hook_floor.py): `bench hook` asks of topics
+    # these two memories do not hold
+    hooks = {"MEMORIA_HOOKS__BUDGET_MS": "5000", "MEMORIA_HOOKS__MIN_SIMILARITY": "-1"}
+    with start_memoria(tmp_path_factory.mktemp("hook-e2e"), **hooks) as running:
         yield running
 
 
@@ -604,6 +607,17 @@ def test_each_recall_outcome_is_recorded_for_memoria_status(home: Path) -> None:
         run = run_hook(home, event("ok", home), url=url, extra_env=state_env(home))
     assert_silent(run)
     assert last_outcomes(home)["recall"]["outcome"] == "skipped"
+
+
+def test_prompts_left_without_context_are_counted_per_reason_for_memoria_status(home: Path) -> None:
+    outcomes = ["skipped:acknowledgement", "below-floor", "below-floor", "all-seen", "budget-spent"]
+    for outcome in [*outcomes, "injected:2"]:
+        body = CONTEXT if outcome.startswith("injected") else {}
+        with canned_server(answer_with_outcome(body, outcome)) as url:
+            run_hook(home, event("how do we deploy", home), url=url, extra_env=state_env(home))
+    recall = last_outcomes(home)["recall"]
+    assert (recall["outcome"], recall["count"]) == ("injected", 2)  # the counts outlive the last record
+    assert recall["without_context"] == {"trivial": 1, "floor": 2, "seen": 1, "budget": 1}
 
 
 @pytest.mark.parametrize("sub", ["user-prompt-submit", "session-start", "capture", "flush"])

@@ -187,3 +187,21 @@ def test_very_short_prompts_and_slash_commands_skip_recall(prompt: str, reason: 
 )
 def test_a_prompt_that_says_something_besides_an_acknowledgement_is_searched(prompt: str) -> None:
     assert judge(prompt, 12).reason == "ok"
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "/review the auth module before we merge",
+        "/clear",
+        "  /compact keep the deploy notes",
+        "/mcp__memoria__x",
+    ],
+)
+def test_slash_commands_with_arguments_skip_recall_too(prompt: str) -> None:
+    assert judge(prompt, 12) == Verdict(None, "slash-command")
+
+
+@pytest.mark.parametrize("prompt", ["ok!!", "yes.", "k", "👍", "   thanks   "])
+def test_prompts_shorter_than_the_minimum_skip_recall_whatever_their_punctuation(prompt: str) -> None:
+    assert judge(prompt, 12).query is None

@@ -79,6 +79,14 @@ def test_with_the_server_down_status_says_so_and_still_shows_the_local_state(mac
     assert "last session never" in out and "last flush never" in out
 
 
+def test_status_counts_the_prompts_left_without_context_per_reason(machine: dict[str, str]) -> None:
+    for reason in ("floor", "trivial", "floor", "budget"):
+        state.record(machine, "recall", "below-floor", "repo:shop-api", 0, tally=reason)
+    out = lines(memoria(machine, "status"))
+    recall = out.index(next(line for line in out if line.startswith("last recall ")))
+    assert out[recall + 1] == "no context budget 1, floor 2, trivial 1"
+
+
 def test_nothing_installed_and_nothing_recorded_reads_as_such(machine: dict[str, str]) -> None:
     out = lines(memoria(machine, "status"))
     assert [line.split()[:2] for line in out if line.split()[0] in ("user", "project", "local")] == [

@@ -70,6 +70,7 @@ PLEASANTRY_WORDS = _word_set(
     would do did help helped helping assist glad happy pleasure welcome problem anytime any time
     let know if need anything else more questions other feel free to ask just today have a an day
     great nice see take care coding luck again for the with
+    up what's how's going doing ready when shall we get started work working on
     """
 )
 """With `SMALL_TALK_WORDS`, the words a reply to small talk is made of ("You're welcome! Let me

@@ -272,6 +272,8 @@ def _local_state(client: ClientSettings) -> None:
         )
         if what == "flush":
             _flush_counts(record)
+        if what == "recall":
+            _without_context(record)
 
 
 def _flush_counts(record: dict[str, Any]) -> None:
@@ -284,6 +286,15 @@ def _flush_counts(record: dict[str, Any]) -> None:
     folded = record.get("folded")
     if isinstance(folded, int) and folded:
         console().print(f"  folded   {folded} repeats into earlier episodes")
+
+
+def _without_context(record: dict[str, Any]) -> None:
+    """How many prompts the recall hook left without context, per reason (trivial, floor, seen,
+    budget, no-results), as the hook client counted them since its state directory was made."""
+    counts = record.get("without_context")
+    if isinstance(counts, dict) and counts:
+        reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(counts.items()))
+        console().print(escape(f"  no context  {reasons}"))
 
 
 @click.command()

@@ -236,6 +236,40 @@ class CaptureMetrics:
             self._folded.inc(count)
 
 
+class HookMetrics:
+    """What the hooks put into sessions' context: prompts left without any, by reason, and the
+    characters injected, by event. The reasons are few and fixed: `trivial` (the prompt named no
+    topic: a slash command, an acknowledgement, too short), `floor` (no recalled memory clears the
+    relevance floor), `seen` (the session was given every memory that cleared it), `budget` (the
+    session's context budget is spent) and `no-results` (recall found nothing)."""
+
+    REASONS = ("trivial", "floor", "seen", "budget", "no-results")
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        registry = registry if registry is not None else CollectorRegistry()
+        without = Counter(
+            "memoria_hook_prompts_without_context",
+            "Prompts the UserPromptSubmit hook answered without context, by reason (trivial, floor, "
+            "seen, budget, no-results)",
+            ["reason"],
+            registry=registry,
+        )
+        self._without = {reason: without.labels(reason) for reason in self.REASONS}
+        injected = Counter(
+            "memoria_hook_context_chars",
+            "Characters of additionalContext the hooks injected, by event (prompt, session-start)",
+            ["event"],
+            registry=registry,
+        )
+        self._chars = {event: injected.labels(event) for event in ("prompt", "session-start")}
+
+    def without_context(self, reason: str) -> None:
+        self._without[reason].inc()
+
+    def injected(self, event: str, chars: int) -> None:
+        self._chars[event].inc(chars)
+
+
 class Metrics:
     """Every instrument of one app, on its own registry (what `/metrics` exposes)."""
 
@@ -247,3 +281,4 @@ class Metrics:
         self.jobs = JobMetrics(self.registry)
         self.rate_limits = RateLimitMetrics(self.registry)
         self.capture = CaptureMetrics(self.registry)
+        self.hooks = HookMetrics(self.registry)

@@ -9,13 +9,19 @@ Curated memories (stored on purpose) come before episodes (exchanges captured fr
 sessions), and only episodes that score close to the best hit are offered at all (`pick`): an
 episode is raw conversation, useful when it is about this very prompt and noise otherwise. An
 episode's line says so and when it happened (`#id [episode 2026-11-20] User: …`), and is cut to a
-few hundred characters: a captured exchange can be thousands, and its id fetches the rest.
+few hundred characters: a captured exchange can be thousands, and its id fetches the rest. An
+episode that holds only a question (asked, never answered) gives way to anything else among the
+hits (`without_bare_questions`): the same unanswered question captured in six sessions must not
+fill the context ahead of the fact that answers it.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
+from app.capture.rules import API_ERROR, INTERRUPTED, UNANSWERED, skip_reason
+from app.capture.schemas import Digest
 from app.recall.schemas import RecallHit
 
 EPISODE_LINE_CHARS = 400
@@ -55,6 +61,46 @@ def pick(hits: Sequence[RecallHit], limit: int, min_score: float, episode_ratio:
     episodes = [hit for hit in hits if hit.kind == "episode" and hit.score >= bar]
     by_score = sorted(curated, key=lambda hit: -hit.score) + sorted(episodes, key=lambda hit: -hit.score)
     return by_score[:limit]
+
+
+_QUESTION_START = re.compile(
+    r"(what|which|where|when|who|whom|whose|why|how|is|are|was|were|do|does|did|can|could|should|"
+    r"would|will|has|have|had)\b",
+    re.IGNORECASE,
+)
+_NO_ANSWER = frozenset({API_ERROR, INTERRUPTED, UNANSWERED})
+"""The capture skip rules whose reply answers nothing: the API failed, the person interrupted, or
+the assistant said it could not tell."""
+
+
+def is_question(text: str) -> bool:
+    """Whether the person asked (a question mark at the end, or a question's first word)."""
+    stripped = text.strip()
+    return stripped.endswith("?") or _QUESTION_START.match(stripped) is not None
+
+
+def question_only(hit: RecallHit) -> bool:
+    """An episode that holds a question and no answer to it (`User: …?` with no reply, or a reply
+    the capture rules find empty of any answer: an API error, an interruption, "I don't know").
+    Captured before those rules skipped such exchanges, or asked again and again, these carry
+    nothing but the question, which the prompt itself already asks."""
+    if hit.kind != "episode" or not hit.content.startswith("User: "):
+        return False
+    said, _, rest = hit.content[len("User: ") :].partition("\n\nAssistant: ")
+    reply = rest.split("\n\nTools: ", 1)[0].strip()
+    if "\n\nTools: " in said:  # no reply, but tools ran: something happened on the way
+        return False
+    if not is_question(said):
+        return False
+    return not reply or skip_reason(said.strip(), reply, Digest()) in _NO_ANSWER
+
+
+def without_bare_questions(hits: Sequence[RecallHit]) -> list[RecallHit]:
+    """`hits` without the question-only episodes when anything else is among them: an episode that
+    is only a question never takes a slot (or a rank) from its answer, a curated memory or an
+    answered exchange. Alone, they are kept: that the question was asked before is all there is."""
+    answers = [hit for hit in hits if not question_only(hit)]
+    return answers if answers else list(hits)
 
 
 def render(namespace: str, hits: Sequence[RecallHit], max_chars: int) -> tuple[str, int]:

@@ -27,8 +27,15 @@ paths exist here (a git checkout answered `repo:<name>`, `/etc` nothing).
 
 Both routes keep the per-session ledger (`app.memories.ledger`) when the event carries a usable
 `session_id`: a memory the session was given (at its start, or by an earlier prompt) is not
-injected into it again, and the next best memory it has not seen takes the slot. An event without
-one, or with one the ledger refuses (too long, odd characters), is served as before, without it.
+injected into it again, and the next best memory it has not seen takes the slot; and what both
+inject comes out of one character budget per session (`MEMORIA_HOOKS__SESSION_MAX_CHARS`). An event
+without one, or with one the ledger refuses (too long, odd characters), is served as before,
+without them.
+
+A prompt gets nothing, and says why in its outcome, when it names no topic (`skipped:<reason>`,
+`app.hooks.policy`), when no recalled memory clears the relevance floor (`below-floor`,
+`app.hooks.floor`), when the session was given every memory found (`all-seen`) or its budget is
+spent (`budget-spent`); the metric `memoria_hook_prompts_without_context` counts each reason.
 """
 
 from __future__ import annotations
@@ -50,8 +57,10 @@ from app.auth.middleware import bearer_key, client_host, missing_scope
 from app.auth.scopes import READ
 from app.auth.service import AuthUser
 from app.core import deadline
+from app.core.metrics import HookMetrics
 from app.errors import ApiError, NotFound, TooManyRequests, database_unavailable
-from app.hooks.context import layout, pick
+from app.hooks.context import layout, pick, without_bare_questions
+from app.hooks.floor import relevance_floor
 from app.hooks.policy import judge
 from app.hooks.settings import HookSettings
 from app.hooks.start_context import session_start_context
@@ -100,7 +109,14 @@ def _ledger(
                 "hook event with an unusable session id (%d characters): no ledger", len(str(session_id))
             )
         return None
-    return SessionLedger(pool, user.id, key, max(int(settings.ledger_ttl_hours * 3600), 1))
+    budget = settings.session_max_chars or None  # 0: no session budget
+    return SessionLedger(pool, user.id, key, max(int(settings.ledger_ttl_hours * 3600), 1), budget)
+
+
+def _metrics(request: Request[Any, Any, Any]) -> HookMetrics | None:
+    """The app's hook metrics (`create_app` keeps them in its state), None for an app without them."""
+    metrics = getattr(request.app.state, "metrics", None)
+    return getattr(metrics, "hooks", None)
 
 
 def _answer(outcome: str, body: dict[str, Any] | None = None) -> Response[dict[str, Any]]:
@@ -179,10 +195,11 @@ async def user_prompt_submit(
     namespace: FromQuery[str | None] = None,
 ) -> Response[dict[str, Any]]:
     ledger_pool: asyncpg.Pool = request.app.state.db.write
+    metrics = _metrics(request)
 
     async def answer(user: AuthUser) -> Response[dict[str, Any]]:
         ledger = _ledger(ledger_pool, user, data.session_id, hook_settings)
-        return await _answer_prompt(user, data, recall, hook_settings, namespace, ledger)
+        return await _answer_prompt(user, data, recall, hook_settings, namespace, ledger, metrics)
 
     return await _within_budget(request, hook_settings, hook_max_body_bytes, answer)
 
@@ -194,22 +211,31 @@ async def _answer_prompt(
     settings: HookSettings,
     namespace: str | None,
     ledger: SessionLedger | None = None,
+    metrics: HookMetrics | None = None,
 ) -> Response[dict[str, Any]]:
     """The answer to one UserPromptSubmit event from an allowed caller."""
+
+    def left_alone(reason: str, outcome: str) -> Response[dict[str, Any]]:
+        if metrics is not None:
+            metrics.without_context(reason)
+        return _answer(outcome)
+
     if data.hook_event_name not in (None, EVENT_NAME):
         return _answer("wrong-event")
     verdict = judge(data.prompt, settings.min_prompt_chars)
     if verdict.query is None:
-        return _answer(f"skipped:{verdict.reason}")
+        return left_alone("trivial", f"skipped:{verdict.reason}")
     scope = namespace or settings.default_namespace  # never derived from the event's paths
     if scope is None:
         return _answer("no-namespace")
+    floor = relevance_floor(settings)
     # Twice the lines wanted, both kinds: episodes near the top must not push curated memories out
     # of the candidates (`pick` puts curated ones first and keeps only the strongest episodes).
     # With a ledger, as many again: the memories the session already has are left out of the
-    # candidates, and the next best ones it has not seen fill their slots.
+    # candidates, and the next best ones it has not seen fill their slots. The floor reads the
+    # hits' own signals (`explain`).
     wanted = (3 if ledger is not None else 2) * settings.max_results
-    ask = RecallRequest(query=verdict.query, namespace=scope, limit=min(wanted, 100))
+    ask = RecallRequest(query=verdict.query, namespace=scope, limit=min(wanted, 100), explain=floor.enabled)
     try:
         found = await recall.recall(user.id, ask)
     except NotFound:
@@ -219,37 +245,49 @@ async def _answer_prompt(
     except Exception as exc:  # a broken recall must not fail the person's prompt
         return _failed("recall", exc)
     hits = pick(found.results, len(found.results), settings.min_score, settings.episode_min_score_ratio)
-    hits = await _unseen(ledger, hits, settings.max_results)
-    text, included = layout(scope, hits, settings.max_context_chars)
-    if ledger is not None and len(included) < len(hits):  # claimed, but past the character budget
-        shown = {hit.id for hit in included}
-        await _release(ledger, [hit.id for hit in hits if hit.id not in shown])
+    hits = without_bare_questions(hits)
+    if not hits:
+        return left_alone("no-results", "no-results")
+    if not floor.clears(found.results):
+        return left_alone("floor", "below-floor")
+    text, included, why_not = await _shown(ledger, scope, hits, settings)
     if not included:
-        return _answer("no-results")
+        return left_alone(why_not, NO_CONTEXT_OUTCOMES[why_not])
+    if metrics is not None:
+        metrics.injected("prompt", len(text))
     return _context(EVENT_NAME, text, len(included))
 
 
-async def _unseen(ledger: SessionLedger | None, hits: list[RecallHit], limit: int) -> list[RecallHit]:
-    """The first `limit` hits the session has not been given, now recorded as given (all of the
-    first `limit` without a ledger, or when the ledger cannot be written: the prompt still gets its
-    memories, perhaps one it had)."""
+NO_CONTEXT_OUTCOMES = {"seen": "all-seen", "budget": "budget-spent", "no-results": "no-results"}
+"""The outcome header of a prompt left without context by the ledger, by metric reason."""
+
+
+async def _shown(
+    ledger: SessionLedger | None, scope: str, hits: list[RecallHit], settings: HookSettings
+) -> tuple[str, list[RecallHit], str]:
+    """(text, the hits it shows, why none when none): the first `max_results` hits the session has
+    not been given, within the answer's and what is left of the session's character budget, now
+    recorded as given. Without a ledger, or when it cannot be written, the first `max_results`
+    hits within the answer's budget (the prompt still gets its memories, perhaps one it had)."""
+    limit = settings.max_results
     if ledger is None:
-        return hits[:limit]
+        text, included = layout(scope, hits[:limit], settings.max_context_chars)
+        return text, included, "no-results"
+    by_id = {hit.id: hit for hit in hits}
+
+    def arrange(unseen: list[int], remaining: int | None) -> tuple[str, list[int]]:
+        room = settings.max_context_chars if remaining is None else min(settings.max_context_chars, remaining)
+        text, shown = layout(scope, [by_id[public_id] for public_id in unseen[:limit]], room)
+        return text, [hit.id for hit in shown]
+
     try:
-        claimed = await ledger.claim([hit.id for hit in hits], limit)
+        given = await ledger.give([hit.id for hit in hits], arrange)
     except Exception:  # cancellation (the budget) is no Exception: it still ends the request
         log.warning("hook ledger: recording the injected memories failed; served without it", exc_info=True)
-        return hits[:limit]
-    return [hit for hit in hits if hit.id in claimed]
-
-
-async def _release(ledger: SessionLedger, public_ids: list[int]) -> None:
-    """Claimed memories the answer left out: the session may be given them later. A failure only
-    costs the session those memories until the ledger's rows expire."""
-    try:
-        await ledger.release(public_ids)
-    except Exception:
-        log.warning("hook ledger: releasing %d memories left out failed", len(public_ids), exc_info=True)
+        text, included = layout(scope, hits[:limit], settings.max_context_chars)
+        return text, included, "no-results"
+    why_not = "seen" if not given.unseen else "budget"
+    return given.text, [by_id[public_id] for public_id in given.included], why_not
 
 
 @post(
@@ -267,10 +305,11 @@ async def session_start(
 ) -> Response[dict[str, Any]]:
     pool: asyncpg.Pool = request.app.state.db.read
     ledger_pool: asyncpg.Pool = request.app.state.db.write
+    metrics = _metrics(request)
 
     async def answer(user: AuthUser) -> Response[dict[str, Any]]:
         ledger = _ledger(ledger_pool, user, data.session_id, hook_settings)
-        return await _answer_start(user, data, pool, hook_settings, namespace, ledger)
+        return await _answer_start(user, data, pool, hook_settings, namespace, ledger, metrics)
 
     return await _within_budget(request, hook_settings, hook_max_body_bytes, answer)
 
@@ -282,6 +321,7 @@ async def _answer_start(
     settings: HookSettings,
     namespace: str | None,
     ledger: SessionLedger | None = None,
+    metrics: HookMetrics | None = None,
 ) -> Response[dict[str, Any]]:
     """The answer to one SessionStart event from an allowed caller."""
     if data.hook_event_name not in (None, SESSION_START):
@@ -301,6 +341,8 @@ async def _answer_start(
         return _failed("session start", exc)
     if not included:
         return _answer("no-memories")
+    if metrics is not None:
+        metrics.injected("session-start", len(text))
     return _context(SESSION_START, text, included)
 
 

@@ -21,6 +21,22 @@ class HookSettings(Section):
     )
     max_results: int = Field(default=8, ge=1, le=50, description="Most memories injected per prompt.")
     min_score: float = Field(default=0.0, ge=0, description="Recall hits scoring below this are left out.")
+    min_similarity: float = Field(
+        default=0.24,
+        ge=-1,
+        le=1,
+        description="Relevance floor, dense signal: a prompt gets context only when a recalled memory's "
+        "cosine similarity to it reaches this, or its lexical score reaches `min_lexical_score` "
+        "(recall's fused scores are ranks and cannot tell an unrelated prompt). -1 turns this bar off; "
+        "with no lexical bar either, the floor is off. `memoria bench quality --floor` calibrates it.",
+    )
+    min_lexical_score: float | None = Field(
+        default=None,
+        ge=0,
+        description="Relevance floor, lexical signal: a recalled memory whose lexical score (the text "
+        "leg's rank score for the prompt's words) reaches this clears the floor too. "
+        "Unset turns this bar off.",
+    )
     episode_min_score_ratio: float = Field(
         default=0.6,
         ge=0,
@@ -41,6 +57,15 @@ class HookSettings(Section):
         description="How long a session remembers what it was given: a memory injected into a session "
         "(SessionStart or a prompt) is not injected into it again for this long; the expiry sweep then "
         "deletes the record. 0 turns the per-session ledger off.",
+    )
+    session_max_chars: int = Field(
+        default=16_000,
+        ge=0,
+        le=1_000_000,
+        description="One context budget per session: the characters SessionStart (every source) and the "
+        "prompt hook may inject into one session together, counted by the ledger while its records live "
+        "(`ledger_ttl_hours`); once spent, prompts get nothing. A compaction gives back what its pinned "
+        "memories cost (they are shown again). 0 = no session budget; needs the ledger.",
     )
     min_prompt_chars: int = Field(
         default=12, ge=1, le=1000, description="Shorter prompts (after code is set aside) skip recall."

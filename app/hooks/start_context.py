@@ -17,16 +17,20 @@ budget: a line that does not fit is skipped so that a shorter later one can stil
 memories are cut to a line (the id fetches the whole, `memory_get`). Sensitive memories never appear.
 
 With the session's ledger (`app.memories.ledger`), every source leaves out what this session was
-already given (after a resume or a compaction as well: the memories are in the conversation or its
-summary), and records what it shows; /clear starts a new session id in Claude Code, so a cleared
-session gets its memories again.
+already given and records what it shows, within what is left of the session's context budget
+(`MEMORIA_HOOKS__SESSION_MAX_CHARS`, shared with the prompt hook). A resumed session keeps its
+conversation, memories included, so it gets nothing again. A compacted one lost the injected text
+to a summary: its pinned memories (pinned to be in context always) are given back and shown again,
+and their earlier cost leaves its budget; the rest stays given, as the summary keeps its gist and
+repeating it all is what the ledger exists to stop. /clear starts a new session id in Claude Code,
+so a cleared session gets its memories again.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import asyncpg
@@ -184,6 +188,8 @@ async def session_start_context(
     what the session was given is left out and what is shown is recorded."""
     plan = plan_for(source, max_chars)
     shown_source = source if source in ("startup", "resume", "clear", "compact") else "startup"
+    if ledger is not None and shown_source == "compact":
+        await _release_pinned(ledger)
     async with pool.acquire() as conn:
         (scope,) = await resolve_scope(conn, user_id, [namespace])
         rows = await conn.fetch(
@@ -196,14 +202,33 @@ async def session_start_context(
             user_id,
             ledger.session_id if ledger is not None else None,
         )
-    text, included = layout(namespace, shown_source, rows, plan)
-    if ledger is None or not included:
+    if ledger is None:
+        text, included = layout(namespace, shown_source, rows, plan)
         return text, len(included)
+    by_id = {row["public_id"]: row for row in rows}
+
+    def arrange(unseen: list[int], remaining: int | None) -> tuple[str, list[int]]:
+        room = plan.max_chars if remaining is None else min(plan.max_chars, remaining)
+        text, shown = layout(
+            namespace, shown_source, [by_id[public_id] for public_id in unseen], replace(plan, max_chars=room)
+        )
+        return text, [row["public_id"] for row in shown]
+
     try:
-        claimed = await ledger.claim([row["public_id"] for row in included], len(included))
+        given = await ledger.give(list(by_id), arrange)
     except Exception:  # bookkeeping: the session starts with its memories all the same
         log.warning("session start ledger: recording the injected memories failed", exc_info=True)
+        text, included = layout(namespace, shown_source, rows, plan)
         return text, len(included)
-    if len(claimed) < len(included):  # another call of this session gave some of them meanwhile
-        text, included = layout(namespace, shown_source, [r for r in rows if r["public_id"] in claimed], plan)
-    return text, len(included)
+    return given.text, len(given.included)
+
+
+async def _release_pinned(ledger: SessionLedger) -> None:
+    """After a compaction the pinned memories are shown again: the summary may have dropped them,
+    and they are pinned to be in context always. Everything else the session was given stays given
+    (its gist is in the summary, and showing it again is the repetition the ledger exists to stop).
+    A failure only means the pinned memories are not shown again."""
+    try:
+        await ledger.release_pinned()
+    except Exception:
+        log.warning("session start ledger: releasing pinned memories after compaction failed", exc_info=True)

@@ -13,11 +13,12 @@ m.valid_from, m.valid_to, m.created_at, m.content, m.kind AS memory_kind
 least(coalesce(m.valid_to, 'infinity'::timestamptz), greatest(at, coalesce(m.valid_from, m.created_at)))
 
 -- name: lock_ends
--- Both ends of a link to be made or undone, by public id, among the memories the caller may see,
+-- Both ends of a link to be made or undone, by public id, among the memories the caller may see
+-- (what is in the trash only in their own namespaces: a grantee never sees the owner's trash),
 -- locked in id order (two writers linking the same pair both ways wait, never deadlock).
 SELECT {{ link_end_columns(m, n) }}
 FROM memories m JOIN ({{ seen_namespaces(:user_id::bigint) }}) n ON n.id = m.namespace_id
-WHERE m.public_id = ANY(:public_ids::bigint[])
+WHERE m.public_id = ANY(:public_ids::bigint[]) AND (m.deleted_at IS NULL OR n.owned)
 ORDER BY m.id
 FOR UPDATE OF m
 

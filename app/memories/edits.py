@@ -116,6 +116,13 @@ class MemoryEdits:
                 # its evidence leaves the graph with this change; the indexing job links it anew
                 await unlink_memories(conn, [internal_id])
             check_validity(*_validity_after(patch, current))
+            if given(patch.valid_to) and current.superseded_by is not None:
+                # its end is the supersede's: a valid_to set by hand would bring it back beside its successor
+                raise Conflict(
+                    f"memory {memory_id} is superseded by {current.superseded_by}, which set its valid_to: "
+                    "undo that link to change it",
+                    existing_id=current.superseded_by,
+                )
             updated = await q.UpdateMemory(
                 content=new_content,
                 content_hash=new_hash,

@@ -17,7 +17,7 @@ m.public_id AS id, n.name AS namespace, m.content, m.category, m.tags, m.importa
 m.is_sensitive, m.has_secrets, m.source, m.metadata, m.embedding_model, m.created_at, m.updated_at,
 m.deleted_at, m.kind, m.pinned, m.expires_at, m.seen_count, m.last_seen_at, m.valid_from, m.valid_to,
 (SELECT s.public_id FROM memory_links l JOIN memories s ON s.id = l.source_id
- WHERE l.target_id = m.id AND l.kind = 'supersedes' AND s.deleted_at IS NULL) AS superseded_by
+ WHERE l.target_id = m.id AND l.kind = 'supersedes' AND {{ visible(s, true) }}) AS superseded_by
 
 -- fragment: scan_columns()
 id, namespace_id, content, category, tags, expanded_keywords, source, metadata, is_sensitive,

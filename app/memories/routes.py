@@ -158,7 +158,10 @@ class MemoryController(Controller):
         opt={DEADLINE_KIND: WRITE},
         responses={
             404: NOT_YOURS,
-            409: problem("Another memory in the namespace already has this content (`existing_id`)"),
+            409: problem(
+                "Another memory in the namespace already has this content, or `valid_to` of a memory "
+                "another one supersedes (`existing_id`: that memory)"
+            ),
         },
     )
     async def update(

@@ -14,10 +14,12 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from app.links.schemas import LINK_KINDS
 from app.memories.schemas import MemoryIn, MemoryPatch
 from app.ui.web import form_text
 
 MAX_TAG_FIELD = 2000
+MAX_ID = 2**63 - 1
 T = TypeVar("T")
 
 
@@ -76,6 +78,36 @@ class MemoryForm:
 
     def patch(self) -> MemoryPatch:
         return _convert(self._fields(), MemoryPatch)
+
+
+@dataclass(slots=True)
+class LinkForm:
+    """The add-a-link form on a memory's page: a kind and the other memory's id, as typed."""
+
+    kind: str = "supersedes"
+    target: str = ""
+    errors: list[str] = field(default_factory=list)
+
+    @classmethod
+    def read(cls, form: Mapping[str, Any]) -> LinkForm:
+        return cls(kind=form_text(form, "kind"), target=form_text(form, "target"))
+
+    def kind_value(self) -> str:
+        if self.kind not in LINK_KINDS:
+            raise FormError(f"Kind: one of {', '.join(LINK_KINDS)}")
+        return self.kind
+
+    def target_id(self) -> int:
+        """The other memory's id; `#12` reads as 12, the way the pages write ids."""
+        return typed_memory_id(self.target, "Other memory")
+
+
+def typed_memory_id(text: str, field_name: str) -> int:
+    """A memory id typed into a form (`12` or `#12`); FormError for anything else."""
+    digits = text.removeprefix("#").strip()
+    if not digits.isascii() or not digits.isdigit() or not 1 <= int(digits) <= MAX_ID:
+        raise FormError(f"{field_name}: a memory's id, such as 12")
+    return int(digits)
 
 
 def _convert(data: dict[str, Any], kind: type[T]) -> T:

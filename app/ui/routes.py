@@ -19,6 +19,7 @@ from markupsafe import Markup
 
 from app.middleware import UI_OPT
 from app.ui.pages.concepts import concept_graph, concept_page, concepts_page
+from app.ui.pages.links import add_link, undo_link
 from app.ui.pages.memories import MemoryPages
 from app.ui.pages.overview import health_page, namespaces_page
 from app.ui.pages.recall import recall_page
@@ -60,7 +61,7 @@ def template_config() -> TemplateConfig[JinjaTemplateEngine]:
 
 def ui_router(services: dict[str, Provide]) -> Router:
     """Every UI route, given the providers of the domain services the pages use (`memories`,
-    `recall`), as the API's router gets them."""
+    `recall`, `links`), as the API's router gets them."""
     handlers: list[ControllerRouterHandler] = [
         home,
         signin_page,
@@ -68,6 +69,8 @@ def ui_router(services: dict[str, Provide]) -> Router:
         signout,
         namespaces_page,
         MemoryPages,
+        add_link,
+        undo_link,
         recall_page,
         concepts_page,
         concept_page,

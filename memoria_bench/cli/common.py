@@ -31,6 +31,7 @@ def bench_config(settings: Settings) -> BenchConfig:
         memories=settings.memories,
         recall=settings.recall,
         graph=settings.graph,
+        hooks=settings.hooks,
         links=settings.links,
     )
 

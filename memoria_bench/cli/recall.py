@@ -63,18 +63,40 @@ def extraction(data: Path, corpus: str, limit: int, json_out: Path | None) -> No
     help="Comma-separated leg depths to try, e.g. 30,40: each adds a system all@depth=<d>, every leg "
     "reading d candidates, compared with all at the configured depth.",
 )
+@click.option(
+    "--floor",
+    is_flag=True,
+    help="Instead of the modes: the prompt hook's relevance floor (MEMORIA_HOOKS__MIN_SIMILARITY, "
+    "MIN_LEXICAL_SCORE), recall of the questions with and without it (paired CIs of R@10, R@1, MRR) "
+    "and how many unrelated prompts it leaves without context.",
+)
+@click.option(
+    "--floor-sweep",
+    default="",
+    help="With --floor, more floors to try, comma-separated: a similarity, or similarity/lexical "
+    "score (e.g. 0.25,0.3/0.1; '-' for a bar off, as in -/0.1).",
+)
 def quality(
-    data: Path, corpus: str | None, json_out: Path | None, graph_weights: str, leg_depths: str
+    data: Path,
+    corpus: str | None,
+    json_out: Path | None,
+    graph_weights: str,
+    leg_depths: str,
+    floor: bool,
+    floor_sweep: str,
 ) -> None:
     """Load a corpus through the real store path into a scratch database and score recall in each
     mode: lexical, dense, graph, lexical+dense and all (every leg, the configured defaults), and all
-    fused by normalised scores instead of ranks."""
+    fused by normalised scores instead of ranks. With --floor, the hook's relevance floor instead."""
     from memoria_bench.quality import bench_quality, print_report
 
     corpus = corpus or ("facts" if (data / "facts.jsonl").is_file() else "turns")
     for needed in (f"{corpus}.jsonl", f"qrels_{corpus}.jsonl", "queries.jsonl"):
         if not (data / needed).is_file():
             raise click.BadParameter(f"{data} has no {needed}", param_hint="--data/--corpus")
+    if floor or floor_sweep:
+        _floor(data, corpus, json_out, floor_sweep)
+        return
 
     try:
         sweep = [float(w) for w in graph_weights.split(",") if w.strip()]
@@ -95,6 +117,23 @@ def quality(
     )
     print_report(report, Console(width=140))
     save_report(report, json_out, f"{data.name}-{corpus}")
+
+
+def _floor(data: Path, corpus: str, json_out: Path | None, floor_sweep: str) -> None:
+    """`quality --floor`: the relevance floor's figures (`memoria_bench.floor`)."""
+    from memoria_bench.floor import bench_floor, parse_floors, print_floor_report
+
+    try:
+        sweep = parse_floors(floor_sweep)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--floor-sweep") from exc
+    report = run_on_scratch(
+        lambda sections, embedder, db, user_id: bench_floor(
+            sections, embedder, db, user_id, data, corpus, sweep
+        )
+    )
+    print_floor_report(report, Console(width=200))
+    save_report(report, json_out, f"{data.name}-{corpus}-floor")
 
 
 @click.command("latency")

@@ -126,7 +126,7 @@ def memoria_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memoria
     (alice and bob) with a read+write key each, created with the CLI against the same database."""
     root = tmp_path_factory.mktemp("browser-serve")
     data_dir = root / "pgdata"
-    port = free_port()
+    port = int(os.environ.get("BROWSER_TEST_PORT") or free_port())  # a fixed one where ports are assigned
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORIA_")}
     env |= {
         "MEMORIA_DATABASE__DATA_DIR": str(data_dir),

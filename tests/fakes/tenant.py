@@ -95,6 +95,7 @@ class Planted:
     private_concepts: tuple[int, int]
     team_concepts: tuple[int, int]
     bob_concept: int
+    bob_memory: int  # bob's own, in his `bob-own`: the source he links from
     internal_memory: int  # the bigint row ids the API keeps to itself: guessable, so probed too
     internal_concept: int
 
@@ -157,7 +158,15 @@ async def plant(client: Client, conn: asyncpg.Connection, owner: Headers, other:
         owner,
         {"content": f"Team {m.team} reviews every Terraform plan before apply", "namespace": TEAM},
     )
-    await _stored(client, other, {"content": "Bob keeps his own Grafana dashboards", "namespace": "bob-own"})
+    bob_memory = await _stored(
+        client, other, {"content": "Bob keeps his own Grafana dashboards", "namespace": "bob-own"}
+    )
+    # a link in each namespace: a link list answer shows the memory at its other end
+    for source, target in ((p_secret, p_sensitive), (t_secret, t_other)):
+        linked = await client.post(
+            f"/v1/memories/{source}/links", json={"kind": "see-also", "target": target}, headers=owner
+        )
+        assert linked.status_code == 201, linked.text
     await drain(client)
 
     private = await _concepts(client, owner, PRIVATE, m.private)
@@ -176,6 +185,7 @@ async def plant(client: Client, conn: asyncpg.Connection, owner: Headers, other:
         private_concepts=(private[0], private[1]),
         team_concepts=(team[0], team[1]),
         bob_concept=bobs[0],
+        bob_memory=bob_memory,
         internal_memory=await conn.fetchval(
             "SELECT id FROM memories WHERE strpos(content, $1) > 0 AND NOT is_sensitive", m.private
         ),
@@ -259,7 +269,8 @@ _SNAPSHOT: dict[str, str] = {
     "memories": """
         SELECT n.name, m.id, m.content, m.category, m.tags, m.importance, m.expanded_keywords,
                m.is_sensitive, m.has_secrets, m.source, m.metadata::text, m.content_hash,
-               m.embedding::text, m.embedding_model, m.created_at, m.updated_at, m.deleted_at
+               m.embedding::text, m.embedding_model, m.created_at, m.updated_at, m.deleted_at,
+               m.valid_from, m.valid_to
         FROM memories m JOIN namespaces n ON n.id = m.namespace_id
         WHERE n.user_id = $1 ORDER BY m.id""",
     "namespaces": "SELECT name, id, created_at FROM namespaces WHERE user_id = $1 ORDER BY id",
@@ -285,6 +296,12 @@ _SNAPSHOT: dict[str, str] = {
         SELECT n.name, e.id, e.source_id, e.target_id, e.relation, e.weight, e.evidence_memory_ids
         FROM concept_edges e JOIN namespaces n ON n.id = e.namespace_id
         WHERE n.user_id = $1 ORDER BY e.id""",
+    "memory links": """
+        SELECT n.name, l.id, l.source_id, l.target_id, l.kind, l.origin, l.reason,
+               l.target_valid_to_before, l.created_at
+        FROM memory_links l JOIN memories m ON m.id = l.source_id OR m.id = l.target_id
+        JOIN namespaces n ON n.id = m.namespace_id
+        WHERE n.user_id = $1 ORDER BY 2, 1""",
     "keys": """
         SELECT id, prefix, scopes, expires_at, revoked_at, label
         FROM api_keys WHERE user_id = $1 ORDER BY id""",
@@ -293,7 +310,9 @@ _SNAPSHOT: dict[str, str] = {
 Keys are compared without `last_used_at` (using a key updates it); `secret_reads` is checked
 separately (her own `secrets:read` reads add rows on purpose)."""
 
-NAMESPACED = frozenset({"memories", "sealed secrets", "concepts", "concept links", "concept edges"})
+NAMESPACED = frozenset(
+    {"memories", "sealed secrets", "concepts", "concept links", "concept edges", "memory links"}
+)
 
 
 async def snapshot(conn: asyncpg.Connection, owner_id: int) -> Snapshot:

@@ -21,21 +21,37 @@ from app.auth.scopes import SECRETS_READ
 from app.auth.sessions import UiSession
 from app.errors import ApiError, Forbidden, InvalidInput
 from app.graph.browse import ConceptOut, concepts_of_memories, memory_concepts
+from app.links import LinkService
+from app.links.schemas import LINK_KINDS, LinkList
 from app.memories import MemoryService
 from app.memories.schemas import MemorySecrets
 from app.memories.service import ListFilters
 from app.namespaces import namespace_names
-from app.ui.forms import FormError, MemoryForm, day_start
+from app.ui.forms import FormError, LinkForm, MemoryForm, day_start
 from app.ui.settings import UiSettings
 from app.ui.web import Session, UiRequest, form_text, page, see_other
 
 Memories = NamedDependency[MemoryService]
+Links = NamedDependency[LinkService]
 MemoryId = Annotated[int, PathParameter(ge=1, le=2**63 - 1)]
 DONE = {
     "saved": "Saved.",
     "restored": "Restored.",
     "promoted": "Promoted: it is a curated memory now and never expires.",
+    "linked": "Linked.",
+    "unlinked": "Link undone.",
 }
+LINK_LABELS = {
+    "supersedes out": "Supersedes",
+    "supersedes in": "Superseded by",
+    "resolved-by out": "Resolved by",
+    "resolved-by in": "Resolves",
+    "part-of out": "Part of",
+    "part-of in": "Has as part",
+    "see-also out": "See also",
+    "see-also in": "See also",
+}
+"""A link as read from the page's memory: `<kind> <direction>` (`in`: the other memory is the source)."""
 
 
 def _checked(request: UiRequest, name: str) -> bool:
@@ -54,6 +70,8 @@ class ListChoice:
     until: str = ""
     sensitive: bool = False
     forgotten: bool = False
+    superseded: bool = False
+    """Show versions no longer current too (superseded, or past their validity), each marked."""
 
     @classmethod
     def read(cls, request: UiRequest) -> ListChoice:
@@ -67,6 +85,7 @@ class ListChoice:
             until=query.get("until", ""),
             sensitive=_checked(request, "sensitive"),
             forgotten=_checked(request, "forgotten"),
+            superseded=_checked(request, "superseded"),
         )
 
     def filters(self) -> ListFilters:
@@ -82,6 +101,7 @@ class ListChoice:
             include_deleted=self.forgotten,
             include_sensitive=self.sensitive,
             kind="memory" if self.kind == "memory" else "episode" if self.kind == "episode" else None,
+            include_superseded=self.superseded,
         )
 
 
@@ -152,10 +172,11 @@ class MemoryPages(Controller):
         request: UiRequest,
         session: Session,
         memories: Memories,
+        links: Links,
         memory_id: MemoryId,
     ) -> Template:
         done = DONE.get(request.query_params.get("done", ""), "")
-        return await _memory_page(request, session, memories, memory_id, done=done)
+        return await memory_page(request, session, memories, links, memory_id, done=done)
 
     @get("/{memory_id:int}/edit")
     async def edit_page(
@@ -255,6 +276,7 @@ class MemoryPages(Controller):
         request: UiRequest,
         session: Session,
         memories: Memories,
+        links: Links,
         memory_id: MemoryId,
     ) -> Template:
         """The originals of the memory's placeholders, on this answer only (never cached: the page
@@ -263,27 +285,37 @@ class MemoryPages(Controller):
             raise Forbidden(f"revealing secrets needs a key with the `{SECRETS_READ}` scope")
         client = request.client.host if request.client is not None else None
         secrets = await memories.read_secrets(session.user.id, memory_id, session.user.key_id, client)
-        return await _memory_page(request, session, memories, memory_id, secrets=secrets)
+        return await memory_page(request, session, memories, links, memory_id, secrets=secrets)
 
 
-async def _memory_page(
+async def memory_page(
     request: UiRequest,
     session: UiSession,
     memories: MemoryService,
+    links: LinkService,
     memory_id: int,
     *,
     done: str = "",
     secrets: MemorySecrets | None = None,
+    link_form: LinkForm | None = None,
+    status_code: int = 200,
 ) -> Template:
-    """A memory with its concepts (a forgotten one too: its page offers the undo)."""
+    """A memory with its concepts and its links both ways (a forgotten one too: its page offers
+    the undo); `link_form` re-shows the add-a-link form as typed, with what to fix."""
     memory = await memories.get(session.user.id, memory_id, include_deleted=True)
     concepts = await memory_concepts(request.app.state.db.read, session.user.id, memory_id)
+    linked: LinkList = await links.of(session.user.id, memory_id)
     return page(
         request,
         "memory.html",
         session,
+        status_code=status_code,
         memory=memory,
         concepts=concepts,
+        links=linked.links,
+        link_form=link_form or LinkForm(),
+        link_kinds=LINK_KINDS,
+        link_labels=LINK_LABELS,
         done=done,
         may_reveal=SECRETS_READ in session.user.scopes,
         secrets=secrets,

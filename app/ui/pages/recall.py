@@ -2,7 +2,9 @@
 
 A GET form (the query is in the address, so a result page can be bookmarked, reloaded, shared with
 oneself). Each hit shows its three legs side by side: a leg that ranked it is drawn filled with its
-rank, a leg that did not is drawn hollow; the fused and final scores follow.
+rank, a leg that did not is drawn hollow; the fused and final scores follow. A hit that stands for
+older versions it supersedes names them (`replaces`), a fix that came along with its problem names
+the problem (`came_with`); with "show superseded", an older version is marked with its successor.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from app.ui.web import Session, UiRequest, page
 
 LEGS = LEG_NAMES
 KINDS = ("memory", "episode")
-FIELDS = ("q", "namespace", "limit", "category", "tags", "kind", *(f"w_{leg}" for leg in LEGS))
+FIELDS = ("q", "namespace", "limit", "category", "tags", "kind", "superseded", *(f"w_{leg}" for leg in LEGS))
 MAX_WEIGHT = 10.0
 
 
@@ -59,6 +61,8 @@ def recall_request(form: dict[str, str]) -> RecallRequest:
         if form["kind"] not in KINDS:
             raise FormError("Kind: memory or episode")
         filters["kinds"] = [form["kind"]]
+    if form["superseded"] in {"1", "on", "true"}:
+        filters["include_superseded"] = True  # older versions too, each marked with its successor
     if filters:
         data["filters"] = filters
     if weights:
