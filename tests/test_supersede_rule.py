@@ -213,3 +213,17 @@ def test_a_change_before_what_is_said_of_it_is_only_suggested(old: str, new: str
     # what changed is what the sentence is about (two hosts, two companies): never linked alone
     verdict = judge(Side(new, NEW_AT), Side(old, OLD_AT), 0.9)
     assert (verdict.decision, verdict.blocked_by) == ("suggest", "what_changed_is_the_subject")
+
+
+def test_one_statement_of_an_exchange_restating_one_of_an_older_exchange_is_enough() -> None:
+    old = (
+        "User: Add a rate limiter to the public API.\n\nAssistant: I added a token-bucket limiter in "
+        "app/middleware/ratelimit.py. It allows 300 requests per minute per API key."
+    )
+    new = (
+        "User: Partners complained about 429s, raise the limit.\n\nAssistant: I updated the limits page "
+        "in the docs. The limiter now allows 900 requests per minute per API key."
+    )
+    verdict = judge(Side(new, NEW_AT, "episode"), Side(old, OLD_AT, "episode"), 0.75)
+    assert verdict.decision == "confident"
+    assert "300" in verdict.removed and "900" in verdict.added

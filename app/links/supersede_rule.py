@@ -37,7 +37,9 @@ What the rule reads, beside the cosine similarity of the two embeddings:
   nor one of another category. More than two changed stretches is another statement, not the
   same one restated: not even suggested.
 - **Episodes** are read without their questions (an exchange's question asks, its statements say
-  what holds) and without the `User:`/`Assistant:` labels and tool digest.
+  what holds) and without the `User:`/`Assistant:` labels and tool digest. An exchange says
+  several things: when the two whole texts are not a confident call, each statement of one is
+  judged against each statement of the other, and the best verdict counts.
 - **Episodes** (captured exchanges) may replace episodes, and curated memories may replace them. An
   episode, said in passing, never replaces a curated memory, stored on purpose, by itself: at most
   it is suggested.
@@ -105,6 +107,8 @@ class Thresholds:
     """... that a suggestion needs at least (a cued one: `cued_similarity`)."""
     kept_weight: float = 0.6
     """Share of the old memory's subject (its words but the changed specifics) the new one keeps."""
+    statement_shared: int = 4
+    """Words two statements of two exchanges must share to be judged as one subject restated."""
     cued_spans: int = 2
     """Changed stretches a cued change may have (an uncued confident one has exactly one)."""
     common_zipf: float = 6.0
@@ -151,6 +155,8 @@ class Verdict:
     """Stretches of the aligned texts where specifics changed."""
     cue: str | None = None
     """The change cue the new text holds, if any."""
+    shared: int = 0
+    """Words (stems) and values the two texts have in common."""
     blocked_by: str | None = field(default=None)
     """Why the decision is `none` or was lowered (a rule's name), when it was."""
 
@@ -175,6 +181,30 @@ def judge(new: Side, old: Side, similarity: float, thresholds: Thresholds = DEFA
     if new.category and old.category and new.category != old.category:
         return Verdict("none", "different categories", similarity, blocked_by="category")
     new_text, old_text = fact_text(new), fact_text(old)
+    verdict = _judge_texts(new_text, old_text, new, old, similarity, t)
+    if verdict.decision == "confident" or "episode" not in (new.kind, old.kind):
+        return verdict
+    # an exchange says several things: one of its statements may restate one of the other's
+    # (two statements that share a few words only are no evidence of one subject)
+    rank = {"confident": 0, "suggest": 1, "none": 2}
+    best = (rank[verdict.decision], 0)
+    for new_sentence in _statements(new_text):
+        for old_sentence in _statements(old_text):
+            found = _judge_texts(new_sentence, old_sentence, new, old, similarity, t)
+            score = (rank[found.decision], -found.shared)
+            if found.shared >= t.statement_shared and score < best:
+                verdict, best = found, score
+    return verdict
+
+
+def _statements(text: str) -> list[str]:
+    return [s for s in _SENTENCE.split(text) if s.strip()]
+
+
+def _judge_texts(
+    new_text: str, old_text: str, new: Side, old: Side, similarity: float, t: Thresholds
+) -> Verdict:
+    """The rule on two texts (two memories, or a statement of each of two exchanges)."""
     cue = _cue(new_text, CHANGE_CUES)
     new_tokens, old_tokens = tokens(new_text, t), tokens(old_text, t)
     new_set = {k.text for k in new_tokens}
@@ -192,7 +222,7 @@ def judge(new: Side, old: Side, similarity: float, thresholds: Thresholds = DEFA
     )
     aligned = _align(old_tokens, new_tokens)
     spans = aligned.spans
-    evidence = Verdict("none", "", similarity, kept, removed, added, spans, cue)
+    evidence = Verdict("none", "", similarity, kept, removed, added, spans, cue, len(new_set & old_set))
 
     def verdict(decision: Decision, reason: str, blocked_by: str | None = None) -> Verdict:
         return replace(evidence, decision=decision, reason=reason, blocked_by=blocked_by)
@@ -253,7 +283,7 @@ def fact_text(side: Side) -> str:
     if side.kind != "episode":
         return side.text
     text = _EPISODE_LABEL.sub("", _TOOLS_LINE.sub("", side.text))
-    return " ".join(s for s in _SENTENCE.split(text) if s.strip() and not s.rstrip().endswith("?"))
+    return "\n".join(s for s in _SENTENCE.split(text) if s.strip() and not s.rstrip().endswith("?"))
 
 
 def tokens(text: str, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> list[_Token]:
