@@ -107,7 +107,7 @@ class Thresholds:
     """... that a suggestion needs at least (a cued one: `cued_similarity`)."""
     kept_weight: float = 0.6
     """Share of the old memory's subject (its words but the changed specifics) the new one keeps."""
-    statement_shared: int = 4
+    statement_shared: int = 2
     """Words two statements of two exchanges must share to be judged as one subject restated."""
     cued_spans: int = 2
     """Changed stretches a cued change may have (an uncued confident one has exactly one)."""
