@@ -35,6 +35,8 @@ from app.http import TYPE_DECODERS, ApiRequest, before_request
 from app.jobs import JobWorker
 from app.links import LinkService
 from app.links.routes import LinkController, list_namespace_links
+from app.links.supersede import supersede_when_embedded
+from app.links.supersede_rule import warm_up as warm_supersede_rule
 from app.mcp.endpoint import McpEndpoint
 from app.memories import MemoryService
 from app.memories.expiry import EXPIRE_JOB, ExpiryJobs
@@ -107,6 +109,8 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
             await model.load()
             if model.is_local:  # the first real request must not pay for the first inference
                 await model.embed_documents(["warm up"])
+            if settings.links.auto_supersede:  # its word list, off the first store's path
+                await asyncio.to_thread(warm_supersede_rule)
             app.state.embedder_ready = True
             app.state.embedder = model
             app.state.memory_service = MemoryService(
@@ -116,6 +120,7 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
                 jobs=jobs.queue,
                 index_graph=settings.graph.enabled,
                 secrets=settings.secrets,  # redaction on every write; originals sealed when keys are set
+                links=settings.links,  # the automatic supersede on store
             )
             app.state.link_service = LinkService(db)
             app.state.recall_service = RecallService(
@@ -135,7 +140,8 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
             )
             # durable after-commit work: rows in `jobs`, worked by a bounded pool of loops
             jobs.register(INDEX_JOB, app.state.graph_indexer.run_jobs)
-            embedding_jobs = EmbeddingJobs(db.write, model)
+            # a captured episode gets its vector here: then the automatic supersede judges it
+            embedding_jobs = EmbeddingJobs(db.write, model, supersede_when_embedded(settings.links))
             jobs.register(EMBED_JOB, embedding_jobs.run, reconcile=embedding_jobs.reconcile)
             expiry = ExpiryJobs(db.write, settings.memories)  # self-rescheduling; reconcile keeps one
             jobs.register(EXPIRE_JOB, expiry.run, reconcile=expiry.reconcile)

@@ -25,6 +25,7 @@ from app.embeddings.settings import EmbeddingSettings
 from app.graph.settings import GraphSettings
 from app.hooks.settings import HookSettings
 from app.jobs.settings import JobSettings
+from app.links.settings import LinkSettings
 from app.mcp.settings import McpSettings
 from app.memories.settings import MemorySettings
 from app.observability.settings import MetricsSettings
@@ -132,6 +133,7 @@ class Settings(BaseSettings):
     jobs: JobSettings = Field(default_factory=JobSettings)
     hooks: HookSettings = Field(default_factory=HookSettings)
     capture: CaptureSettings = Field(default_factory=CaptureSettings)
+    links: LinkSettings = Field(default_factory=LinkSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
     client: ClientSettings = Field(default_factory=ClientSettings)

@@ -16,6 +16,7 @@ from app.embeddings import Embedder
 from app.graph import GraphIndexer
 from app.graph.settings import GraphSettings
 from app.hooks.settings import HookSettings
+from app.links.settings import LinkSettings
 from app.memories.service import MemoryService
 from app.memories.settings import MemorySettings
 from app.recall.service import RecallService
@@ -30,9 +31,10 @@ class BenchConfig:
     graph: GraphSettings
     hooks: HookSettings = field(default_factory=HookSettings)
     """The hook's settings: `bench quality --floor` recalls as the prompt hook does."""
+    links: LinkSettings = field(default_factory=LinkSettings)
 
     def memory_service(self, db: Database, embedder: Embedder) -> MemoryService:
-        return MemoryService(db, embedder, self.memories)
+        return MemoryService(db, embedder, self.memories, links=self.links)
 
     def recall_service(self, db: Database, embedder: Embedder) -> RecallService:
         return RecallService(db, embedder, self.recall, self.memories.tag_limits, self.graph)

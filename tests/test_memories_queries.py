@@ -20,6 +20,7 @@ from pgvector import HalfVector
 from app.capture import queries as capture_queries
 from app.db.queries import NamedQuery, load_queries, named_parameters
 from app.links import queries as links_queries
+from app.links import supersede_queries
 from app.memories import ledger as ledger_queries
 from app.memories import queries as memories_queries
 
@@ -30,6 +31,7 @@ DOMAINS = pytest.mark.parametrize(
         pytest.param(capture_queries.FILE, capture_queries.QUERIES, id="capture"),
         pytest.param(ledger_queries.FILE, ledger_queries.QUERIES, id="ledger"),
         pytest.param(links_queries.FILE, links_queries.QUERIES, id="links"),
+        pytest.param(supersede_queries.FILE, supersede_queries.QUERIES, id="supersede"),
     ],
 )
 

@@ -16,7 +16,8 @@ so a re-run after a failure continues where the last one stopped.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 import asyncpg
@@ -29,6 +30,12 @@ from app.embeddings.sensitive import SensitiveRouter, guarded
 from app.jobs import BatchFailed, Job, NewJob, complete
 
 EMBED_JOB = "embeddings.embed"
+
+log = logging.getLogger(__name__)
+
+AfterEmbedded = Callable[[asyncpg.Connection, Sequence[int]], Awaitable[None]]
+"""Work another domain does on memories as soon as they have a vector, in the transaction that
+writes it: `(conn, memory ids)` (the automatic supersede of captured episodes, app.links)."""
 
 _PENDING = """
 FROM memories
@@ -132,9 +139,14 @@ def is_outage(exc: EmbeddingError) -> bool:
 class EmbeddingJobs:
     """Handler of `EMBED_JOB` and its start-up reconciliation, with the service's embedder."""
 
-    def __init__(self, pool: asyncpg.Pool, embedder: Embedder) -> None:
+    def __init__(
+        self, pool: asyncpg.Pool, embedder: Embedder, after_embedded: AfterEmbedded | None = None
+    ) -> None:
+        """`after_embedded`: called with the memories given a vector, in the writing transaction (in
+        a savepoint: its failure is logged and never costs the vectors)."""
         self._pool = pool
         self._router = guarded(embedder)
+        self._after_embedded = after_embedded
 
     @property
     def _sensitive_ok(self) -> bool:
@@ -162,7 +174,17 @@ class EmbeddingJobs:
         async with self._pool.acquire() as conn, conn.transaction():
             if writes:
                 await conn.executemany(WRITE, writes)  # memory rows in id order, each before its jobs
+                await self._then(conn, [memory_id for memory_id, *_ in writes])
             await complete(conn, jobs)
+
+    async def _then(self, conn: asyncpg.Connection, memory_ids: list[int]) -> None:
+        if self._after_embedded is None:
+            return
+        try:
+            async with conn.transaction():
+                await self._after_embedded(conn, memory_ids)
+        except Exception:  # the vectors matter more than what follows them
+            log.warning("the work after embedding %d memories failed", len(memory_ids), exc_info=True)
 
     async def reconcile(self, conn: asyncpg.Connection) -> None:
         await conn.execute(RECONCILE, EMBED_JOB, self._sensitive_ok)

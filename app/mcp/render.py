@@ -203,9 +203,5 @@ def stored_text(results: Sequence[StoreResult]) -> str:
         + (f" (supersedes {', '.join(f'#{old}' for old in r.superseded)})" if r.superseded else "")
         for r in results
     ]
-    # StoreResult.supersede_suggestions comes with the supersede rule (branch h-supersede): read
-    # with getattr until both are merged, then directly
-    offered = [
-        line for r in results for line in suggestions_text(r.id, getattr(r, "supersede_suggestions", ()))
-    ]
+    offered = [line for r in results for line in suggestions_text(r.id, r.supersede_suggestions)]
     return "\n".join([f"Stored {len(results)}: " + ", ".join(parts), *offered])

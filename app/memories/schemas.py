@@ -154,6 +154,17 @@ class PromoteIn(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     tags: list[str] | None = None
 
 
+class SupersedeSuggestion(msgspec.Struct, kw_only=True):
+    """An older memory the stored one looks like it replaces, which the supersede rule was not sure
+    enough to link: link it (`supersedes`) if it is so."""
+
+    id: Annotated[int, Meta(description=PUBLIC_ID_DOC)]
+    content: str
+    """The start of its content."""
+    reason: str
+    """What the rule saw (the values that changed, how similar the two are)."""
+
+
 class StoreResult(msgspec.Struct, kw_only=True):
     id: Annotated[int, Meta(description=PUBLIC_ID_DOC)]
     namespace: str
@@ -161,6 +172,8 @@ class StoreResult(msgspec.Struct, kw_only=True):
     embedded: bool
     superseded: list[int] = msgspec.field(default_factory=list)
     """The memories this one supersedes now (`supersedes`, and the supersede rule's confident finds)."""
+    supersede_suggestions: list[SupersedeSuggestion] = msgspec.field(default_factory=list)
+    """Older memories this one looks like it replaces, not linked (the rule was not sure)."""
 
 
 class StoreBatchResult(msgspec.Struct, kw_only=True):

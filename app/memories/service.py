@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from app.db import Database
 from app.embeddings import Embedder
 from app.jobs import JobQueue
+from app.links.settings import LinkSettings
 from app.memories.edits import MemoryEdits
 from app.memories.reads import ListFilters, MemoryReads, SecretsUnreadable, decode_cursor, encode_cursor
 from app.memories.redaction import RedactedFields
@@ -48,10 +49,11 @@ class MemoryService:
         jobs: JobQueue | None = None,
         index_graph: bool = True,
         secrets: SecretSettings | None = None,
+        links: LinkSettings | None = None,
     ) -> None:
-        """See `WritePath` for `jobs`, `index_graph` and `secrets`; the read path opens sealed
-        originals with the same keys."""
-        writes = WritePath(db, embedder, limits, jobs, index_graph, secrets)
+        """See `WritePath` for `jobs`, `index_graph`, `secrets` and `links`; the read path opens
+        sealed originals with the same keys."""
+        writes = WritePath(db, embedder, limits, jobs, index_graph, secrets, links)
         self.reads = MemoryReads(db, writes.vault)
         self.writes = writes
         self._store = MemoryStore(writes)

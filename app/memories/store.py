@@ -22,10 +22,11 @@ from app.embeddings import Embedded
 from app.errors import InvalidInput
 from app.jobs import NewJob
 from app.links import link
+from app.links.supersede import AutoSupersede, auto_link, auto_supersede
 from app.memories import queries as q
 from app.memories.expiry import ensure_sweep
 from app.memories.redaction import RedactedFields, placeholder_numbers
-from app.memories.schemas import MemoryIn, StoreResult
+from app.memories.schemas import MemoryIn, StoreResult, SupersedeSuggestion
 from app.memories.writing import WritePath, content_hash
 from app.namespaces import ensure_namespaces
 from app.secrets import SealedSecret, insert_sealed
@@ -186,13 +187,28 @@ class MemoryStore:
                         (await link(conn, user_id, public_id, "supersedes", old)).target_public_id
                         for old in memory.supersedes
                     ]
+                    # what it replaces without anyone asking: only when the caller named nothing
+                    found = AutoSupersede([], [])
+                    if (
+                        w.links.auto_supersede
+                        and not duplicate
+                        and vector is not None
+                        and not memory.supersedes
+                    ):
+                        found = await auto_supersede(
+                            conn, new_id, public_id, auto_link(user_id), limit=w.links.supersede_candidates
+                        )
                     results.append(
                         StoreResult(
                             id=public_id,
                             namespace=memory.namespace,
                             duplicate=duplicate,
                             embedded=vector is not None,
-                            superseded=superseded,
+                            superseded=superseded + found.superseded,
+                            supersede_suggestions=[
+                                SupersedeSuggestion(id=s.id, content=s.preview, reason=s.reason)
+                                for s in found.suggestions
+                            ],
                         )
                     )
                 await insert_sealed(conn, sealed)  # the originals commit (or roll back) with their memories

@@ -25,6 +25,7 @@ from app.embeddings import Embedded, Embedder, EmbeddingError, guarded
 from app.embeddings.backfill import embedding_job
 from app.graph import indexing_jobs
 from app.jobs import JobQueue, JobSettings, NewJob
+from app.links.settings import LinkSettings
 from app.memories.redaction import TEXT_FIELDS, RedactedFields, check_stored_bounds, redact_fields
 from app.memories.schemas import MemoryIn
 from app.memories.settings import MemorySettings
@@ -52,12 +53,14 @@ class WritePath:
         jobs: JobQueue | None = None,
         index_graph: bool = True,
         secrets: SecretSettings | None = None,
+        links: LinkSettings | None = None,
     ) -> None:
         """`jobs`: where follow-up work goes (the app passes its worker's queue, which wakes the
         worker; without one, jobs are still written for whoever works the queue). `index_graph`:
         whether stored and changed memories are queued for concept indexing. `secrets`: whether
         credentials are redacted and the keys their originals are sealed under (default: redact,
-        keep nothing)."""
+        keep nothing). `links`: whether a stored memory supersedes the older ones it restates with
+        different specifics (the automatic supersede, app/links/supersede.py; default: on)."""
         secrets = secrets if secrets is not None else SecretSettings()
         self.redact = secrets.redact
         self.vault = Vault.from_settings(secrets)
@@ -66,6 +69,7 @@ class WritePath:
         self.limits = limits
         self.jobs = jobs if jobs is not None else JobQueue(JobSettings())
         self.index_graph = index_graph
+        self.links = links if links is not None else LinkSettings()
 
     async def embed(
         self, texts: Sequence[str], sensitive: Sequence[bool]

@@ -17,6 +17,7 @@ from memoria_bench.cli.recall import extraction, latency, quality
 from memoria_bench.cli.redaction import secrets
 from memoria_bench.cli.report import report
 from memoria_bench.cli.served import capture, inference, ingest, mcp, soak
+from memoria_bench.cli.supersede import supersede
 from memoria_bench.cli.usage import usage
 from memoria_bench.provenance import Start
 
@@ -40,6 +41,7 @@ for _command in (
     capture,
     ingest,
     bench_hook,
+    supersede,
     usage,
     report,
 ):

@@ -32,6 +32,7 @@ def bench_config(settings: Settings) -> BenchConfig:
         recall=settings.recall,
         graph=settings.graph,
         hooks=settings.hooks,
+        links=settings.links,
     )
 
 

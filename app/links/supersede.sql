@@ -1,0 +1,66 @@
+-- The automatic supersede's SQL (app/links/supersede.py runs it, in the transaction that wrote the
+-- new memory): the memory just written, and the few older memories of its namespace it may replace.
+--
+-- Candidates are live (not in the trash), not sensitive (a sensitive memory is never replaced
+-- without its owner asking, nor replaces one), current (`valid_to IS NULL`: not superseded, not
+-- ended), older than the new memory, embedded with the same model, nearest first by cosine
+-- distance. Two reads, as recall's dense leg (app/recall/recall.sql): the HNSW index walk (with the
+-- transaction's hnsw.iterative_scan, filtered results stay full), and an exact scan of the
+-- namespace's vectors (memories_scope_vectors_idx) only when the walk came back short, which is
+-- what a small namespace, or one that is a sliver of a big table, does.
+
+-- fragment: candidate(o, new)
+-- An older memory of the new one's namespace that the new one may replace.
+o.namespace_id = new.namespace_id
+AND o.id <> new.id
+AND {{ visible(o, false) }}
+AND o.valid_to IS NULL
+AND o.created_at < new.created_at
+AND o.embedding IS NOT NULL
+AND o.embedding_model = new.embedding_model
+
+-- name: supersede_subject
+-- The memory just written, as the rule reads it; no row when it has no vector or is sensitive.
+SELECT m.id, m.public_id, m.namespace_id, m.content, m.kind, m.category, m.tags, m.created_at
+FROM memories m
+WHERE m.id = :memory_id::bigint AND m.embedding IS NOT NULL AND {{ visible(m, false) }}
+
+-- name: supersede_candidates
+WITH new AS MATERIALIZED (
+    SELECT m.id, m.namespace_id, m.embedding, m.embedding_model, m.created_at
+    FROM memories m
+    WHERE m.id = :memory_id::bigint AND m.embedding IS NOT NULL AND {{ visible(m, false) }}
+),
+ann AS (
+    SELECT o.id, o.embedding <=> new.embedding AS distance
+    FROM new, memories o
+    WHERE {{ candidate(o, new) }}
+    ORDER BY o.embedding <=> (SELECT embedding FROM new)
+    LIMIT :limit::integer
+),
+exact AS (
+    SELECT o.id, o.embedding <=> new.embedding AS distance
+    FROM new, memories o
+    WHERE (SELECT count(*) FROM ann) < :limit
+      AND {{ candidate(o, new) }}
+    ORDER BY (o.embedding <=> new.embedding) + 0  -- off the HNSW index: the namespace's vectors, scanned
+    LIMIT :limit
+),
+nearest AS (
+    SELECT DISTINCT ON (id) id, distance
+    FROM (SELECT * FROM ann UNION ALL SELECT * FROM exact) found
+    ORDER BY id
+)
+SELECT o.id, o.public_id, o.content, o.kind, o.category, o.tags, o.created_at,
+       (1 - nearest.distance)::float8 AS similarity
+FROM nearest JOIN memories o ON o.id = nearest.id
+ORDER BY nearest.distance, o.id
+LIMIT :limit
+
+-- name: supersede_owners
+-- The memories an embedding job just gave a vector, with their namespace's owner (as whom the
+-- automatic supersede links them) and their public id.
+SELECT m.id, m.public_id, n.user_id
+FROM memories m JOIN namespaces n ON n.id = m.namespace_id
+WHERE m.id = ANY(:memory_ids::bigint[]) AND m.embedding IS NOT NULL AND {{ visible(m, false) }}
+ORDER BY m.created_at, m.id

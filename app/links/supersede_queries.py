@@ -1,0 +1,37 @@
+"""The typed arguments of the automatic supersede's named queries (`supersede.sql`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from app.db.queries import NamedQuery
+
+FILE = ("app.links", "supersede.sql")
+
+
+class _SupersedeQuery(NamedQuery):
+    SQL_FILE: ClassVar[tuple[str, str]] = FILE
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SupersedeSubject(_SupersedeQuery):
+    QUERY = "supersede_subject"
+    memory_id: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SupersedeCandidates(_SupersedeQuery):
+    QUERY = "supersede_candidates"
+    memory_id: int
+    limit: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SupersedeOwners(_SupersedeQuery):
+    QUERY = "supersede_owners"
+    memory_ids: list[int]
+
+
+QUERIES: tuple[type[NamedQuery], ...] = (SupersedeSubject, SupersedeCandidates, SupersedeOwners)
+"""Every query of `supersede.sql`, for the test that holds them to their arguments."""

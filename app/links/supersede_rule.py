@@ -1,0 +1,418 @@
+"""Does a new memory replace an older one? A deterministic rule, no database, no model call.
+
+A memory that restates an older one of its namespace with different specifics ("the staging
+database now runs in eu-central-1" after "... runs in eu-west-1") makes the older one stale: recall
+should answer the new one only. The store asks this rule about the few nearest older memories
+(`find_supersede`) and acts on its `Verdict`: `confident` links the two (`supersedes`, origin
+`auto`, the verdict's reason as the link's reason), `suggest` offers the link to the agent in the
+store's answer, `none` does nothing. A wrong automatic link hides a true fact, so precision comes
+first: every doubt lowers the decision, never raises it.
+
+What the rule reads, beside the cosine similarity of the two embeddings:
+
+- **Words and their weight.** Both texts are cut into tokens that keep technical values whole
+  (`eu-west-1`, `3.12`, `localhost:5173`, `#incidents`); words are stemmed (Snowball), so "moved"
+  and "move" are one. A word weighs what its rarity says (wordfreq's Zipf frequency): "the", "is",
+  "we" weigh nothing, "database" a little, "Dramatiq" a lot. A token holding a digit, a rare word,
+  or a word capitalised inside a sentence (a name), is a *specific*: the kind of thing a fact's
+  value is.
+- **Same subject.** The share of the old memory's weight the new one keeps, and the embedding
+  similarity, must both be high.
+- **Different specifics.** Some specific of the old memory is gone from the new one AND the new one
+  brings a specific the old did not have. A paraphrase keeps every specific (a duplicate, not a
+  change); an elaboration or an addition keeps them all and adds some (nothing is gone).
+- **One slot changed.** Aligning the two token sequences, the old specifics that are gone sit in
+  one stretch, replaced there by the new ones. Two stretches changed means the subject changed
+  too ("staging ... eu-west-1" vs "production ... us-east-1"): at most a suggestion, unless the
+  new text says it is a change (below). So does a stretch followed by more of the kept text than
+  precedes it: what changed is what the sentence is about ("Server web-1 is in eu-west-1" and
+  "Server web-2 ..."), not the value said of it, which comes last.
+- **Labels are no values.** A small number right after a lower-case noun ("step 2", "memory 3")
+  numbers one of several things that hold together: part of the subject, not a specific.
+- **Cues.** Words that announce a change ("moved", "now", "switched", "instead", "no longer",
+  "renamed", "upgraded", "migrated"...) raise the decision; words that announce an addition
+  ("also", "as well", "in addition", "too") cap it at none: an added fact sits beside the old one.
+  These are phrases of English, not of any library's vocabulary, so they are listed here.
+- **Never.** A question neither replaces nor is replaced; nor does a memory replace a newer one;
+  nor one of another category. More than two changed stretches is another statement, not the
+  same one restated: not even suggested.
+- **Episodes** are read without their questions (an exchange's question asks, its statements say
+  what holds) and without the `User:`/`Assistant:` labels and tool digest. An exchange says
+  several things: when the two whole texts are not a confident call, each statement of one is
+  judged against each statement of the other, and the best verdict counts.
+- **Episodes** (captured exchanges) may replace episodes, and curated memories may replace them. An
+  episode, said in passing, never replaces a curated memory, stored on purpose, by itself: at most
+  it is suggested.
+
+The rule was also run over conversation corpora (LoCoMo's facts and chat turns), where a memory
+rarely replaces another: what it called there shaped the cues (only strong ones) and the names (a
+sentence's first word is none).
+
+The thresholds live in `Thresholds` (the bench `memoria bench supersede` measures them on a
+labelled dev set; `Thresholds()` holds the values it chose).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from difflib import SequenceMatcher
+from functools import cache
+from typing import Literal
+
+Decision = Literal["confident", "suggest", "none"]
+
+# A token: a run of word characters joined by the marks technical values are written with
+# (`eu-west-1`, `3.12`, `node:20-alpine`, `api.example.com/v1`, `C++`, `#incidents`), ending on a
+# word character or one of `+#`; punctuation around it is left out.
+_TOKEN = re.compile(r"#?\w(?:[\w.:/+#@-]*[\w+#])?")
+_SENTENCE_END = re.compile(r"[.!?:;]\s+|\n+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_EPISODE_LABEL = re.compile(r"^(?:User|Assistant):\s*", re.MULTILINE)
+_TOOLS_LINE = re.compile(r"^Tools:.*$", re.MULTILINE)
+
+CHANGE_CUES: tuple[str, ...] = (
+    "now", "moved", "move", "switched", "switch", "migrated", "migrate", "replaced", "replace",
+    "instead", "no longer", "renamed", "rename", "upgraded", "upgrade", "downgraded", "changed",
+    "took over", "anymore", "any more", "rewritten", "rewrote",
+)  # fmt: skip
+"""Phrases that announce that a fact changed (matched as whole words, lower case)."""
+
+ADDITION_CUES: tuple[str, ...] = ("also", "as well", "in addition", "too", "additionally", "besides")
+"""Phrases that announce a fact added beside the old one, which then stays true."""
+
+RETIRED_CUES: tuple[str, ...] = (
+    "instead of", "no longer", "removed", "dropped", "cancelled", "canceled", "retired", "from", "frozen",
+    "deprecated",
+)  # fmt: skip
+"""Phrases by which a change names the old value as gone ("from X to Y", "X was removed"): with
+a change cue, an old specific the new text still names counts as gone."""
+
+PAST_CUES: tuple[str, ...] = ("before", "used to", "previously", "formerly", "originally", "back when")
+"""Phrases that put the new text in the past: it tells history, not the current state."""
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """The rule's numbers, chosen on the dev set of `memoria bench supersede` (never on held-out
+    pairs)."""
+
+    confident_similarity: float = 0.60
+    """Cosine similarity of the two embeddings a confident call needs at least."""
+    cued_similarity: float = 0.45
+    """... when the new text announces a change (a cue)."""
+    suggest_similarity: float = 0.60
+    """... that a suggestion needs at least (a cued one: `cued_similarity`)."""
+    kept_weight: float = 0.6
+    """Share of the old memory's subject (its words but the changed specifics) the new one keeps."""
+    statement_shared: int = 2
+    """Words two statements of two exchanges must share to be judged as one subject restated."""
+    cued_spans: int = 2
+    """Changed stretches a cued change may have (an uncued confident one has exactly one)."""
+    common_zipf: float = 6.0
+    """Words at least this frequent (Zipf scale) weigh nothing: "the", "is", "we", "now"."""
+    label_zipf: float = 5.7
+    """A lower-case word rarer than this before a small number makes it a label ("step 2"); the
+    common words before a value ("is 4", "at 3", "every 15") are more frequent."""
+    specific_zipf: float = 4.0
+    """Words rarer than this are specifics (a technology, a place, a name) even uncapitalised."""
+
+
+DEFAULT_THRESHOLDS = Thresholds()
+
+MAX_LABEL_DIGITS = 2
+"""A number of more digits is a value even after a noun (a port, a year, a size)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Side:
+    """One memory as the rule reads it."""
+
+    text: str
+    created_at: datetime
+    kind: str = "memory"
+    """`memory` (curated) or `episode` (captured)."""
+    category: str | None = None
+    tags: Sequence[str] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The decision, the sentence that explains it (a link's reason), and the evidence it read."""
+
+    decision: Decision
+    reason: str
+    similarity: float
+    kept: float = 0.0
+    """Share of the old memory's word weight the new one keeps."""
+    removed: tuple[str, ...] = ()
+    """The old memory's specifics the new one no longer has."""
+    added: tuple[str, ...] = ()
+    """The new memory's specifics the old one did not have."""
+    changed_spans: int = 0
+    """Stretches of the aligned texts where specifics changed."""
+    cue: str | None = None
+    """The change cue the new text holds, if any."""
+    shared: int = 0
+    """Words (stems) and values the two texts have in common."""
+    blocked_by: str | None = field(default=None)
+    """Why the decision is `none` or was lowered (a rule's name), when it was."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Token:
+    text: str
+    """Lower case; a word stemmed."""
+    shown: str
+    """As written (for the reason)."""
+    weight: float
+    specific: bool
+
+
+def judge(new: Side, old: Side, similarity: float, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> Verdict:
+    """Whether `new` replaces `old` (see the module's notes), given their embeddings' cosine similarity."""
+    t = thresholds
+    if new.created_at <= old.created_at:
+        return Verdict("none", "the other memory is not older", similarity, blocked_by="not_newer")
+    if is_question(new.text) or is_question(old.text):
+        return Verdict("none", "a question states no fact", similarity, blocked_by="question")
+    if new.category and old.category and new.category != old.category:
+        return Verdict("none", "different categories", similarity, blocked_by="category")
+    new_text, old_text = fact_text(new), fact_text(old)
+    verdict = _judge_texts(new_text, old_text, new, old, similarity, t)
+    if verdict.decision == "confident" or "episode" not in (new.kind, old.kind):
+        return verdict
+    # an exchange says several things: one of its statements may restate one of the other's
+    # (two statements that share a few words only are no evidence of one subject)
+    rank = {"confident": 0, "suggest": 1, "none": 2}
+    best = (rank[verdict.decision], 0)
+    for new_sentence in _statements(new_text):
+        for old_sentence in _statements(old_text):
+            found = _judge_texts(new_sentence, old_sentence, new, old, similarity, t)
+            score = (rank[found.decision], -found.shared)
+            if found.shared >= t.statement_shared and score < best:
+                verdict, best = found, score
+    return verdict
+
+
+def _statements(text: str) -> list[str]:
+    return [s for s in _SENTENCE.split(text) if s.strip()]
+
+
+def _judge_texts(
+    new_text: str, old_text: str, new: Side, old: Side, similarity: float, t: Thresholds
+) -> Verdict:
+    """The rule on two texts (two memories, or a statement of each of two exchanges)."""
+    cue = _cue(new_text, CHANGE_CUES)
+    new_tokens, old_tokens = tokens(new_text, t), tokens(old_text, t)
+    new_set = {k.text for k in new_tokens}
+    old_set = {k.text for k in old_tokens}
+    retired = cue is not None and _cue(new_text, RETIRED_CUES) is not None
+    gone = [k for k in old_tokens if k.specific and (k.text not in new_set or retired)]
+    removed = _shown(gone)
+    added = _shown(k for k in new_tokens if k.specific and k.text not in old_set)
+    old_weights = _unique_weights(old_tokens)
+    value = {k.text for k in gone}
+    subject = {text: w for text, w in old_weights.items() if text not in value}
+    subject_weight = sum(subject.values())
+    kept = (
+        sum(w for text, w in subject.items() if text in new_set) / subject_weight if subject_weight else 0.0
+    )
+    aligned = _align(old_tokens, new_tokens)
+    spans = aligned.spans
+    evidence = Verdict("none", "", similarity, kept, removed, added, spans, cue, len(new_set & old_set))
+
+    def verdict(decision: Decision, reason: str, blocked_by: str | None = None) -> Verdict:
+        return replace(evidence, decision=decision, reason=reason, blocked_by=blocked_by)
+
+    addition = _cue(new_text, ADDITION_CUES)
+    if addition is not None:
+        return verdict("none", f"the new memory adds a fact (\u201c{addition}\u201d)", "addition")
+    if not removed:
+        return verdict("none", "the new memory keeps every specific of the old one", "nothing_removed")
+    if not added:
+        return verdict("none", "the new memory brings no new specific", "nothing_added")
+    floor = t.cued_similarity if cue is not None else t.suggest_similarity
+    if similarity < floor or kept < t.kept_weight:
+        return verdict("none", "not the same subject", "subject")
+    reason = _reason(removed, added, similarity, kept, cue)
+    if _cue(new_text, PAST_CUES) is not None:
+        return verdict("suggest", reason, "past")
+    one_slot = spans == 1 and aligned.clean and not aligned.predicate_kept
+    confident = (one_slot and similarity >= t.confident_similarity) or (
+        cue is not None and spans <= t.cued_spans and similarity >= t.cued_similarity
+    )
+    if not confident and spans > t.cued_spans:
+        return verdict("none", "too much changed to read as one fact restated", "too_many_changes")
+    if not confident:
+        held = (
+            "similarity"
+            if one_slot
+            else "what_changed_is_the_subject"
+            if aligned.predicate_kept
+            else "several_changes"
+        )
+        return verdict("suggest", reason, held)
+    if new.kind == "episode" and old.kind != "episode":
+        return verdict("suggest", reason, "episode_over_memory")
+    if new.tags and old.tags and not set(new.tags) & set(old.tags):
+        return verdict("suggest", reason, "tags")
+    return verdict("confident", reason)
+
+
+def warm_up() -> None:
+    """Load the word frequencies and the stemmer now (a fraction of a second), not in the first
+    store's transaction."""
+    tokens("Warm up the supersede rule")
+
+
+def is_question(text: str) -> bool:
+    """A text that only asks: it ends with a question mark (an episode: its prompt did and nothing
+    answered it)."""
+    body = _TOOLS_LINE.sub("", text).strip()
+    if "Assistant:" in body:
+        return False
+    return _EPISODE_LABEL.sub("", body).rstrip().endswith("?")
+
+
+def fact_text(side: Side) -> str:
+    """What a memory says: an episode without its `User:`/`Assistant:` labels, tool digest and
+    questions (an exchange's question asks; its statements say what holds)."""
+    if side.kind != "episode":
+        return side.text
+    text = _EPISODE_LABEL.sub("", _TOOLS_LINE.sub("", side.text))
+    return "\n".join(s for s in _SENTENCE.split(text) if s.strip() and not s.rstrip().endswith("?"))
+
+
+def tokens(text: str, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> list[_Token]:
+    """`text`'s tokens with their weight, weightless ones (common words) left out."""
+    found: list[_Token] = []
+    starts = {0} | {m.end() for m in _SENTENCE_END.finditer(text)}
+    previous: re.Match[str] | None = None
+    for match in _TOKEN.finditer(text):
+        shown = match[0]
+        lower = shown.lower()
+        has_digit = any(c.isdigit() for c in lower)
+        if has_digit or not lower.isalpha():
+            label = _is_label(match, previous, text, thresholds)
+            found.append(_Token(lower, shown, _rarity(lower, thresholds) + 1.0, not label))
+            previous = match
+            continue
+        previous = match
+        weight = _rarity(lower, thresholds)
+        # capitalised inside a sentence: a name; opening one, only rarity tells (an "Awesome!" is none)
+        # and not a common word written so ("I", "May")
+        capital = shown[0].isupper() and match.start() not in starts and weight > 0
+        named = capital or (shown.isupper() and len(shown) > 1)
+        if weight <= 0 and not named:
+            continue
+        rare = _zipf(lower) < thresholds.specific_zipf
+        found.append(_Token(_stem(lower), shown, max(weight, 1.0 if named else weight), rare or named))
+    return found
+
+
+def _is_label(
+    number: re.Match[str], previous: re.Match[str] | None, text: str, thresholds: Thresholds
+) -> bool:
+    """A small whole number right after a lower-case noun ("step 2", "memory 3", "item 12") numbers
+    one of several things that hold together, not a value that replaces another: it belongs to the
+    subject, and is no specific. Ports, versions and settings ("port 8080", "Node 20", "is 4") are
+    not written so."""
+    if previous is None or not number[0].isdigit() or len(number[0]) > MAX_LABEL_DIGITS:
+        return False
+    if text[number.end() : number.end() + 1] == "%":  # a share: a quantity ("above 80%")
+        return False
+    word = previous[0]
+    adjacent = not text[previous.end() : number.start()].strip()
+    return adjacent and word.isalpha() and word.islower() and _zipf(word) < thresholds.label_zipf
+
+
+def _rarity(word: str, thresholds: Thresholds) -> float:
+    return max(0.0, thresholds.common_zipf - _zipf(word))
+
+
+@cache
+def _zipf(word: str) -> float:
+    from wordfreq import zipf_frequency  # its word list loads on first use, not at import
+
+    return float(zipf_frequency(word, "en"))
+
+
+@cache
+def _stem(word: str) -> str:
+    return str(_stemmer().stemWord(word))
+
+
+@cache
+def _stemmer():  # type: ignore[no-untyped-def]
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
+
+
+def _unique_weights(found: Sequence[_Token]) -> dict[str, float]:
+    weights: dict[str, float] = {}
+    for k in found:
+        weights[k.text] = max(weights.get(k.text, 0.0), k.weight)
+    return weights
+
+
+def _shown(found: object) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(k.shown for k in found))  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True, slots=True)
+class _Alignment:
+    spans: int
+    """Stretches where the old text changed."""
+    clean: bool
+    """Every stretch a clean swap of values: specifics on both sides, no other word of the subject."""
+    old_clean: bool
+    """The old side of every stretch holds specifics only (new words may come with the new value)."""
+    predicate_kept: bool
+    """More of the old text's kept weight comes after the first changed stretch than before it: what
+    changed is what the sentence is about ("Server web-1 is in eu-west-1"), not its value."""
+
+
+def _align(old: Sequence[_Token], new: Sequence[_Token]) -> _Alignment:
+    """Where the two texts differ, aligned token by token. A stretch is words replaced or deleted,
+    or words inserted between two kept ones (a qualifier: "the maximum avatar upload size"); words
+    only appended or prepended are an addition, not a change."""
+    matcher = SequenceMatcher(a=[k.text for k in old], b=[k.text for k in new], autojunk=False)
+    ops = matcher.get_opcodes()
+    spans = 0
+    clean = old_clean = True
+    first: tuple[int, int] | None = None
+    for at, (op, a0, a1, b0, b1) in enumerate(ops):
+        if op in ("replace", "delete") or (op == "insert" and 0 < at < len(ops) - 1):
+            spans += 1
+            clean = clean and all(k.specific for k in (*old[a0:a1], *new[b0:b1]))
+            old_clean = old_clean and all(k.specific for k in old[a0:a1])
+            first = first or (a0, a1)
+    predicate_kept = False
+    if first is not None:
+        kept = {k.text for k in new}
+        before = sum(k.weight for k in old[: first[0]] if k.text in kept)
+        after = sum(k.weight for k in old[first[1] :] if k.text in kept)
+        predicate_kept = after > before
+    return _Alignment(spans, clean, old_clean, predicate_kept)
+
+
+def _cue(text: str, phrases: Sequence[str]) -> str | None:
+    lower = text.lower()
+    for phrase in phrases:
+        if re.search(rf"\b{re.escape(phrase)}\b", lower):
+            return phrase
+    return None
+
+
+def _reason(
+    removed: Sequence[str], added: Sequence[str], similarity: float, kept: float, cue: str | None
+) -> str:
+    said = f"; it says \u201c{cue}\u201d" if cue else ""
+    return (
+        f"same subject (similarity {similarity:.2f}, {kept:.0%} of its words kept) with different "
+        f"specifics: {', '.join(removed)} \u2192 {', '.join(added)}{said}"
+    )
