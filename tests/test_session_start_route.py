@@ -157,6 +157,16 @@ async def test_startup_gets_pinned_then_curated_then_other_sessions(
     assert response.headers[OUTCOME_HEADER] == "injected:4"
 
 
+async def test_a_new_session_can_start_without_other_sessions_episodes(
+    settings: Settings, embedder: LocalEmbedder, alice: dict[str, str], seeded: Seeded
+) -> None:
+    # with start_episodes 0 the prompt hook alone recalls episodes, the ones a prompt is about
+    none = settings.model_copy(update={"hooks": HookSettings(budget_ms=ROOMY, start_episodes=0)})
+    async with AsyncTestClient(app=create_app(none, embedder=embedder)) as client:
+        text = context(await start(client, alice, "startup"))
+    assert ids_in(text) == [seeded.pinned, seeded.important, seeded.minor]
+
+
 async def test_compact_gets_this_sessions_own_episodes(
     client: Client, alice: dict[str, str], seeded: Seeded
 ) -> None:

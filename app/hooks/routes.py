@@ -331,7 +331,14 @@ async def _answer_start(
         return _answer("no-namespace")
     try:
         text, included = await session_start_context(
-            pool, user.id, scope, data.source, data.session_id, settings.session_start_max_chars, ledger
+            pool,
+            user.id,
+            scope,
+            data.source,
+            data.session_id,
+            settings.session_start_max_chars,
+            ledger,
+            startup_episodes=settings.start_episodes,
         )
     except NotFound:
         return _answer("no-namespace")

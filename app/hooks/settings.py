@@ -44,6 +44,13 @@ class HookSettings(Section):
         description="A captured episode is injected only when its score is at least this fraction of the "
         "best hit's (curated memories come first; 1 = only an episode that is the best hit itself).",
     )
+    start_episodes: int = Field(
+        default=5,
+        ge=0,
+        le=20,
+        description="Captured exchanges of other sessions a new session starts with (newest first). The "
+        "prompt hook recalls the ones a prompt is about; these come whatever the session is about.",
+    )
     session_start_max_chars: int = Field(
         default=4000,
         ge=200,

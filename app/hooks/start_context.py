@@ -46,7 +46,8 @@ EpisodeMode = Literal["other-sessions", "this-session", "none"]
 SECTION_ROWS = 40
 """Most rows each section reads: more lines than any budget up to 9,000 characters shows."""
 EPISODE_ROWS = {"startup": 5, "compact": 8}
-"""Episodes read per source (only startup and compact show any)."""
+"""Episodes read per source (only startup and compact show any); a startup's come from the
+hooks' `start_episodes` setting when the route passes it."""
 MEMORY_LINE_CHARS = 500
 EPISODE_LINE_CHARS = 300
 
@@ -174,6 +175,12 @@ def layout(
     return (text, included) if included else ("", [])
 
 
+def _episode_rows(source: str, startup_episodes: int | None) -> int:
+    if source == "startup" and startup_episodes is not None:
+        return startup_episodes
+    return EPISODE_ROWS.get(source, 0)
+
+
 async def session_start_context(
     pool: asyncpg.Pool,
     user_id: int,
@@ -182,6 +189,8 @@ async def session_start_context(
     session_id: str | None,
     max_chars: int,
     ledger: SessionLedger | None = None,
+    *,
+    startup_episodes: int | None = None,
 ) -> tuple[str, int]:
     """(additionalContext, memories included) for `user_id`'s `namespace` (one of theirs, or one
     shared with them as `@owner/name`); NotFound when they have none by that name. With `ledger`,
@@ -198,7 +207,7 @@ async def session_start_context(
             plan.episodes,
             session_id,
             SECTION_ROWS,
-            EPISODE_ROWS.get(shown_source, 0) if plan.episodes != "none" else 0,
+            _episode_rows(shown_source, startup_episodes) if plan.episodes != "none" else 0,
             user_id,
             ledger.session_id if ledger is not None else None,
         )
