@@ -19,11 +19,20 @@ import pytest
 from litestar import Litestar
 
 from app.links import link
+from app.links.settings import LinkSettings
+from app.settings import Settings
 from tests.scoped_keys import bearer, scoped_key
 from tests.test_ui_pages import Client, browser, sign_in
 
 OLD = "Background jobs run on Celery with RabbitMQ as the broker"
 NEW = "We moved background jobs to Dramatiq on Redis streams"
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    """The pages' links are made by hand here: the automatic supersede (tests/test_auto_supersede.py)
+    would link OLD and NEW on store, before the form does."""
+    return settings.model_copy(update={"links": LinkSettings(auto_supersede=False)})
 
 
 @pytest.fixture

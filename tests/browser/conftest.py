@@ -135,6 +135,8 @@ def memoria_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memoria
         "MEMORIA_SERVER__PORT": str(port),
         "MEMORIA_SERVER__LOG_LEVEL": "warning",
         "MEMORIA_JOBS__POLL_INTERVAL_S": "0.2",  # concept indexing runs within a fraction of a second
+        # the pages' tests make links by hand; the automatic supersede has its own tests
+        "MEMORIA_LINKS__AUTO_SUPERSEDE": "false",
         "HF_HUB_OFFLINE": "1",
         "PYTHONUNBUFFERED": "1",
     }
