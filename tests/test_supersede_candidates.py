@@ -152,3 +152,33 @@ async def test_auto_supersede_links_the_confident_one_and_offers_a_refused_link_
     assert offered.superseded == []
     assert [s.id for s in offered.suggestions] == [old_public]
     assert offered.suggestions[0].preview == "The staging database runs in eu-west-1."
+
+
+async def test_an_older_memory_naming_a_value_the_new_one_says_is_gone_is_a_candidate_however_far(
+    conn: asyncpg.Connection, embedder: LocalEmbedder
+) -> None:
+    ids = await _namespaces(conn, "work")
+    ns = Namespace(conn, embedder, ids["work"])
+    far = await ns.add("The payment webhook swallowed exceptions, so nothing reached Sentry.", T0)
+    near = await ns.add("We moved error tracking settings into one module.", T0)
+    new = await ns.add("We moved error tracking from Sentry to GlitchTip.", T0 + DAY)
+
+    nearest = await SupersedeCandidates(memory_id=new, limit=1).fetch(conn)
+    named = await SupersedeCandidates(memory_id=new, limit=1, gone_names="Sentry").fetch(conn)
+
+    assert [row["id"] for row in nearest] == [near]
+    assert far in {row["id"] for row in named}
+    assert near in {row["id"] for row in named}
+
+
+async def test_a_gone_name_is_read_as_a_prefix(conn: asyncpg.Connection, embedder: LocalEmbedder) -> None:
+    ids = await _namespaces(conn, "work")
+    ns = Namespace(conn, embedder, ids["work"])
+    old = await ns.add("FYI positions are stored in TimescaleDB, in the positions hypertable.", T0)
+    nearer = await ns.add("Positions of moving devices are sampled every sprint review.", T0)
+    new = await ns.add("Positions moved from Timescale to ClickHouse last sprint.", T0 + DAY)
+
+    found = await find_supersede(conn, new, limit=1)
+
+    by_id = {c.id: c.verdict.decision for c in found}
+    assert by_id == {nearer: "none", old: "confident"}

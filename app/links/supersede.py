@@ -21,7 +21,9 @@ from app.errors import ApiError
 from app.links.service import link
 from app.links.settings import LinkSettings
 from app.links.supersede_queries import SupersedeCandidates, SupersedeOwners, SupersedeSubject
+from app.links.supersede_named import gone_names
 from app.links.supersede_rule import DEFAULT_THRESHOLDS, Side, Thresholds, Verdict, judge
+from app.links.supersede_text import fact_text
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +61,8 @@ async def find_supersede(
     limit: int = CANDIDATES,
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
 ) -> list[Candidate]:
-    """The verdicts on the nearest older memories of memory `memory_id` (internal id), confident
+    """The verdicts on the nearest older memories of memory `memory_id` (internal id), and on the
+    older ones naming a value it says is gone (`supersede_named.gone_names`), confident
     ones first, then suggestions, each by similarity; none is left out (`none` verdicts included),
     so a caller can show why nothing was linked. Empty for a memory without a vector or a
     sensitive one."""
@@ -67,7 +70,9 @@ async def find_supersede(
     if subject is None:
         return []
     new = _side(subject)
-    rows = await SupersedeCandidates(memory_id=memory_id, limit=limit).fetch(conn)
+    names = gone_names(fact_text(new.text, new.kind), thresholds)
+    gone = " ".join(names) if names else None
+    rows = await SupersedeCandidates(memory_id=memory_id, limit=limit, gone_names=gone).fetch(conn)
     found = [
         Candidate(
             id=row["id"],

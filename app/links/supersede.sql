@@ -7,7 +7,10 @@
 -- distance. Two reads, as recall's dense leg (app/recall/recall.sql): the HNSW index walk (with the
 -- transaction's hnsw.iterative_scan, filtered results stay full), and an exact scan of the
 -- namespace's vectors (memories_scope_vectors_idx) only when the walk came back short, which is
--- what a small namespace, or one that is a sliver of a big table, does.
+-- what a small namespace, or one that is a sliver of a big table, does. A third read finds the
+-- older memories that name a value the new one says is gone ("moved from Sentry to GlitchTip"):
+-- by the namespace's text index (memories_scope_search_idx), each name a prefix ("Timescale"
+-- finds "TimescaleDB"), nearest of them first; they count beside the nearest, however far.
 
 -- fragment: candidate(o, new)
 -- An older memory of the new one's namespace that the new one may replace.
@@ -46,16 +49,30 @@ exact AS (
     ORDER BY (o.embedding <=> new.embedding) + 0  -- off the HNSW index: the namespace's vectors, scanned
     LIMIT :limit
 ),
+gone AS (
+    SELECT string_agg(quote_literal(lexeme) || ':*', ' | ')::tsquery AS query
+    FROM unnest(tsvector_to_array(to_tsvector('english', coalesce(:gone_names::text, '')))) lexeme
+),
+named AS (
+    SELECT o.id, o.embedding <=> new.embedding AS distance
+    FROM new, gone, memories o
+    WHERE gone.query IS NOT NULL
+      AND memoria_scope_search(o.namespace_id, o.search_vector)
+          @@ memoria_scope_query(new.namespace_id, gone.query)
+      AND {{ candidate(o, new) }}
+    ORDER BY o.embedding <=> new.embedding, o.id
+    LIMIT :limit
+),
 nearest AS (
     SELECT DISTINCT ON (id) id, distance
-    FROM (SELECT * FROM ann UNION ALL SELECT * FROM exact) found
+    FROM (SELECT * FROM ann UNION ALL SELECT * FROM exact UNION ALL SELECT * FROM named) found
     ORDER BY id
 )
 SELECT o.id, o.public_id, o.content, o.kind, o.category, o.tags, o.created_at,
        (1 - nearest.distance)::float8 AS similarity
 FROM nearest JOIN memories o ON o.id = nearest.id
 ORDER BY nearest.distance, o.id
-LIMIT :limit
+LIMIT 2 * :limit
 
 -- name: supersede_owners
 -- The memories an embedding job just gave a vector, with their namespace's owner (as whom the

@@ -25,6 +25,9 @@ class SupersedeCandidates(_SupersedeQuery):
     QUERY = "supersede_candidates"
     memory_id: int
     limit: int
+    gone_names: str | None = None
+    """The values the new memory names as left behind, space-separated (`supersede_named.gone_names`):
+    the older memories naming them are candidates too, however far their embeddings."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

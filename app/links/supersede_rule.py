@@ -54,44 +54,27 @@ labelled dev set; `Thresholds()` holds the values it chose).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from difflib import SequenceMatcher
-from functools import cache
 from typing import Literal
 
+from app.links.supersede_named import named_change
+from app.links.supersede_text import (
+    ADDITION_CUES,
+    CHANGE_CUES,
+    PAST_CUES,
+    RETIRED_CUES,
+    Token,
+    fact_text,
+    find_cue,
+    is_question,
+    statements,
+    tokens,
+)
+
 Decision = Literal["confident", "suggest", "none"]
-
-# A token: a run of word characters joined by the marks technical values are written with
-# (`eu-west-1`, `3.12`, `node:20-alpine`, `api.example.com/v1`, `C++`, `#incidents`), ending on a
-# word character or one of `+#`; punctuation around it is left out.
-_TOKEN = re.compile(r"#?\w(?:[\w.:/+#@-]*[\w+#])?")
-_SENTENCE_END = re.compile(r"[.!?:;]\s+|\n+")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-_EPISODE_LABEL = re.compile(r"^(?:User|Assistant):\s*", re.MULTILINE)
-_TOOLS_LINE = re.compile(r"^Tools:.*$", re.MULTILINE)
-
-CHANGE_CUES: tuple[str, ...] = (
-    "now", "moved", "move", "switched", "switch", "migrated", "migrate", "replaced", "replace",
-    "instead", "no longer", "renamed", "rename", "upgraded", "upgrade", "downgraded", "changed",
-    "took over", "anymore", "any more", "rewritten", "rewrote",
-)  # fmt: skip
-"""Phrases that announce that a fact changed (matched as whole words, lower case)."""
-
-ADDITION_CUES: tuple[str, ...] = ("also", "as well", "in addition", "too", "additionally", "besides")
-"""Phrases that announce a fact added beside the old one, which then stays true."""
-
-RETIRED_CUES: tuple[str, ...] = (
-    "instead of", "no longer", "removed", "dropped", "cancelled", "canceled", "retired", "from", "frozen",
-    "deprecated",
-)  # fmt: skip
-"""Phrases by which a change names the old value as gone ("from X to Y", "X was removed"): with
-a change cue, an old specific the new text still names counts as gone."""
-
-PAST_CUES: tuple[str, ...] = ("before", "used to", "previously", "formerly", "originally", "back when")
-"""Phrases that put the new text in the past: it tells history, not the current state."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +94,9 @@ class Thresholds:
     """Words two statements of two exchanges must share to be judged as one subject restated."""
     cued_spans: int = 2
     """Changed stretches a cued change may have (an uncued confident one has exactly one)."""
+    named_similarity: float = 0.35
+    """Cosine similarity a change that names the old value as gone needs (`supersede_named`): the
+    name itself ties the two memories, their other words may differ."""
     common_zipf: float = 6.0
     """Words at least this frequent (Zipf scale) weigh nothing: "the", "is", "we", "now"."""
     label_zipf: float = 5.7
@@ -121,9 +107,6 @@ class Thresholds:
 
 
 DEFAULT_THRESHOLDS = Thresholds()
-
-MAX_LABEL_DIGITS = 2
-"""A number of more digits is a value even after a noun (a port, a year, a size)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,16 +144,6 @@ class Verdict:
     """Why the decision is `none` or was lowered (a rule's name), when it was."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Token:
-    text: str
-    """Lower case; a word stemmed."""
-    shown: str
-    """As written (for the reason)."""
-    weight: float
-    specific: bool
-
-
 def judge(new: Side, old: Side, similarity: float, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> Verdict:
     """Whether `new` replaces `old` (see the module's notes), given their embeddings' cosine similarity."""
     t = thresholds
@@ -180,16 +153,61 @@ def judge(new: Side, old: Side, similarity: float, thresholds: Thresholds = DEFA
         return Verdict("none", "a question states no fact", similarity, blocked_by="question")
     if new.category and old.category and new.category != old.category:
         return Verdict("none", "different categories", similarity, blocked_by="category")
-    new_text, old_text = fact_text(new), fact_text(old)
+    new_text, old_text = fact_text(new.text, new.kind), fact_text(old.text, old.kind)
     verdict = _judge_texts(new_text, old_text, new, old, similarity, t)
-    if verdict.decision == "confident" or "episode" not in (new.kind, old.kind):
+    if verdict.decision == "confident":
         return verdict
+    if "episode" in (new.kind, old.kind):
+        verdict = _best_statement(verdict, new_text, old_text, new, old, similarity, t)
+        if verdict.decision == "confident":
+            return verdict
+    return _named(verdict, new_text, old_text, new, old, similarity, t)
+
+
+def _named(
+    verdict: Verdict, new_text: str, old_text: str, new: Side, old: Side, similarity: float, t: Thresholds
+) -> Verdict:
+    """The restatement rule's verdict, raised to confident when one clause of the new memory says
+    the old one's value changed (`supersede_named`), under the gates every link obeys."""
+    change = named_change(new_text, old_text, t)
+    if change is None:
+        return verdict
+    bar = t.named_similarity if change.how == "named-gone" else t.cued_similarity
+    if similarity < bar:
+        return verdict
+    added = (change.new_value,) if change.new_value else ()
+    named = replace(
+        verdict,
+        decision="confident",
+        reason=change.reason(similarity),
+        removed=(change.old_value,),
+        added=added,
+        cue=change.cue,
+        blocked_by=None,
+    )
+    return _gated(named, new, old)
+
+
+def _gated(verdict: Verdict, new: Side, old: Side) -> Verdict:
+    """A confident verdict lowered to a suggestion where an automatic link must not go alone: an
+    episode replacing a curated memory, or two memories tagged apart."""
+    if new.kind == "episode" and old.kind != "episode":
+        return replace(verdict, decision="suggest", blocked_by="episode_over_memory")
+    if new.tags and old.tags and not set(new.tags) & set(old.tags):
+        return replace(verdict, decision="suggest", blocked_by="tags")
+    return verdict
+
+
+def _best_statement(
+    verdict: Verdict, new_text: str, old_text: str, new: Side, old: Side, similarity: float, t: Thresholds
+) -> Verdict:
+    """The best verdict of any statement of one exchange against any of the other's."""
     # an exchange says several things: one of its statements may restate one of the other's
     # (two statements that share a few words only are no evidence of one subject)
     rank = {"confident": 0, "suggest": 1, "none": 2}
     best = (rank[verdict.decision], 0)
-    for new_sentence in _statements(new_text):
-        for old_sentence in _statements(old_text):
+    for new_sentence in statements(new_text):
+        for old_sentence in statements(old_text):
             found = _judge_texts(new_sentence, old_sentence, new, old, similarity, t)
             score = (rank[found.decision], -found.shared)
             if found.shared >= t.statement_shared and score < best:
@@ -197,19 +215,15 @@ def judge(new: Side, old: Side, similarity: float, thresholds: Thresholds = DEFA
     return verdict
 
 
-def _statements(text: str) -> list[str]:
-    return [s for s in _SENTENCE.split(text) if s.strip()]
-
-
 def _judge_texts(
     new_text: str, old_text: str, new: Side, old: Side, similarity: float, t: Thresholds
 ) -> Verdict:
     """The rule on two texts (two memories, or a statement of each of two exchanges)."""
-    cue = _cue(new_text, CHANGE_CUES)
+    cue = find_cue(new_text, CHANGE_CUES)
     new_tokens, old_tokens = tokens(new_text, t), tokens(old_text, t)
     new_set = {k.text for k in new_tokens}
     old_set = {k.text for k in old_tokens}
-    retired = cue is not None and _cue(new_text, RETIRED_CUES) is not None
+    retired = cue is not None and find_cue(new_text, RETIRED_CUES) is not None
     gone = [k for k in old_tokens if k.specific and (k.text not in new_set or retired)]
     removed = _shown(gone)
     added = _shown(k for k in new_tokens if k.specific and k.text not in old_set)
@@ -227,7 +241,7 @@ def _judge_texts(
     def verdict(decision: Decision, reason: str, blocked_by: str | None = None) -> Verdict:
         return replace(evidence, decision=decision, reason=reason, blocked_by=blocked_by)
 
-    addition = _cue(new_text, ADDITION_CUES)
+    addition = find_cue(new_text, ADDITION_CUES)
     if addition is not None:
         return verdict("none", f"the new memory adds a fact (\u201c{addition}\u201d)", "addition")
     if not removed:
@@ -238,7 +252,7 @@ def _judge_texts(
     if similarity < floor or kept < t.kept_weight:
         return verdict("none", "not the same subject", "subject")
     reason = _reason(removed, added, similarity, kept, cue)
-    if _cue(new_text, PAST_CUES) is not None:
+    if find_cue(new_text, PAST_CUES) is not None:
         return verdict("suggest", reason, "past")
     one_slot = spans == 1 and aligned.clean and not aligned.predicate_kept
     confident = (one_slot and similarity >= t.confident_similarity) or (
@@ -255,104 +269,16 @@ def _judge_texts(
             else "several_changes"
         )
         return verdict("suggest", reason, held)
-    if new.kind == "episode" and old.kind != "episode":
-        return verdict("suggest", reason, "episode_over_memory")
-    if new.tags and old.tags and not set(new.tags) & set(old.tags):
-        return verdict("suggest", reason, "tags")
-    return verdict("confident", reason)
+    return _gated(verdict("confident", reason), new, old)
 
 
 def warm_up() -> None:
     """Load the word frequencies and the stemmer now (a fraction of a second), not in the first
     store's transaction."""
-    tokens("Warm up the supersede rule")
+    tokens("Warm up the supersede rule", DEFAULT_THRESHOLDS)
 
 
-def is_question(text: str) -> bool:
-    """A text that only asks: it ends with a question mark (an episode: its prompt did and nothing
-    answered it)."""
-    body = _TOOLS_LINE.sub("", text).strip()
-    if "Assistant:" in body:
-        return False
-    return _EPISODE_LABEL.sub("", body).rstrip().endswith("?")
-
-
-def fact_text(side: Side) -> str:
-    """What a memory says: an episode without its `User:`/`Assistant:` labels, tool digest and
-    questions (an exchange's question asks; its statements say what holds)."""
-    if side.kind != "episode":
-        return side.text
-    text = _EPISODE_LABEL.sub("", _TOOLS_LINE.sub("", side.text))
-    return "\n".join(s for s in _SENTENCE.split(text) if s.strip() and not s.rstrip().endswith("?"))
-
-
-def tokens(text: str, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> list[_Token]:
-    """`text`'s tokens with their weight, weightless ones (common words) left out."""
-    found: list[_Token] = []
-    starts = {0} | {m.end() for m in _SENTENCE_END.finditer(text)}
-    previous: re.Match[str] | None = None
-    for match in _TOKEN.finditer(text):
-        shown = match[0]
-        lower = shown.lower()
-        has_digit = any(c.isdigit() for c in lower)
-        if has_digit or not lower.isalpha():
-            label = _is_label(match, previous, text, thresholds)
-            found.append(_Token(lower, shown, _rarity(lower, thresholds) + 1.0, not label))
-            previous = match
-            continue
-        previous = match
-        weight = _rarity(lower, thresholds)
-        # capitalised inside a sentence: a name; opening one, only rarity tells (an "Awesome!" is none)
-        # and not a common word written so ("I", "May")
-        capital = shown[0].isupper() and match.start() not in starts and weight > 0
-        named = capital or (shown.isupper() and len(shown) > 1)
-        if weight <= 0 and not named:
-            continue
-        rare = _zipf(lower) < thresholds.specific_zipf
-        found.append(_Token(_stem(lower), shown, max(weight, 1.0 if named else weight), rare or named))
-    return found
-
-
-def _is_label(
-    number: re.Match[str], previous: re.Match[str] | None, text: str, thresholds: Thresholds
-) -> bool:
-    """A small whole number right after a lower-case noun ("step 2", "memory 3", "item 12") numbers
-    one of several things that hold together, not a value that replaces another: it belongs to the
-    subject, and is no specific. Ports, versions and settings ("port 8080", "Node 20", "is 4") are
-    not written so."""
-    if previous is None or not number[0].isdigit() or len(number[0]) > MAX_LABEL_DIGITS:
-        return False
-    if text[number.end() : number.end() + 1] == "%":  # a share: a quantity ("above 80%")
-        return False
-    word = previous[0]
-    adjacent = not text[previous.end() : number.start()].strip()
-    return adjacent and word.isalpha() and word.islower() and _zipf(word) < thresholds.label_zipf
-
-
-def _rarity(word: str, thresholds: Thresholds) -> float:
-    return max(0.0, thresholds.common_zipf - _zipf(word))
-
-
-@cache
-def _zipf(word: str) -> float:
-    from wordfreq import zipf_frequency  # its word list loads on first use, not at import
-
-    return float(zipf_frequency(word, "en"))
-
-
-@cache
-def _stem(word: str) -> str:
-    return str(_stemmer().stemWord(word))
-
-
-@cache
-def _stemmer():  # type: ignore[no-untyped-def]
-    import snowballstemmer
-
-    return snowballstemmer.stemmer("english")
-
-
-def _unique_weights(found: Sequence[_Token]) -> dict[str, float]:
+def _unique_weights(found: Sequence[Token]) -> dict[str, float]:
     weights: dict[str, float] = {}
     for k in found:
         weights[k.text] = max(weights.get(k.text, 0.0), k.weight)
@@ -376,7 +302,7 @@ class _Alignment:
     changed is what the sentence is about ("Server web-1 is in eu-west-1"), not its value."""
 
 
-def _align(old: Sequence[_Token], new: Sequence[_Token]) -> _Alignment:
+def _align(old: Sequence[Token], new: Sequence[Token]) -> _Alignment:
     """Where the two texts differ, aligned token by token. A stretch is words replaced or deleted,
     or words inserted between two kept ones (a qualifier: "the maximum avatar upload size"); words
     only appended or prepended are an addition, not a change."""
@@ -398,14 +324,6 @@ def _align(old: Sequence[_Token], new: Sequence[_Token]) -> _Alignment:
         after = sum(k.weight for k in old[first[1] :] if k.text in kept)
         predicate_kept = after > before
     return _Alignment(spans, clean, old_clean, predicate_kept)
-
-
-def _cue(text: str, phrases: Sequence[str]) -> str | None:
-    lower = text.lower()
-    for phrase in phrases:
-        if re.search(rf"\b{re.escape(phrase)}\b", lower):
-            return phrase
-    return None
 
 
 def _reason(
