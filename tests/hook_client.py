@@ -17,7 +17,8 @@ from app.embeddings import LocalEmbedder
 from app.factory import create_app
 from app.settings import HookSettings, Settings
 
-ROOMY = 10_000  # a budget a busy machine cannot make these tests race
+#: Tests not about the time budget get a generous one, so a busy machine cannot make them race it.
+ROOMY = 10_000
 
 
 @pytest.fixture
