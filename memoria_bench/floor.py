@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 from rich.console import Console
-from rich.progress import Progress
 from rich.table import Table
 
 from app.db import Database
@@ -32,14 +31,7 @@ from app.hooks.policy import judge
 from app.recall.schemas import RecallHit, RecallRequest
 from app.recall.service import RecallService
 from memoria_bench.config import BenchConfig
-from memoria_bench.quality import (
-    Benchmark,
-    fit_content_limit,
-    load_into,
-    paired_bootstrap_ci,
-    query_metrics,
-    read_benchmark,
-)
+from memoria_bench.quality import Benchmark, load_benchmark, paired_bootstrap_ci, query_metrics
 from memoria_bench.unrelated_prompts import UNRELATED_PROMPTS
 
 FLOOR_METRICS = ("recall@10", "recall@1", "mrr")
@@ -150,18 +142,7 @@ async def bench_floor(
     prompts: Sequence[str] = UNRELATED_PROMPTS,
 ) -> dict[str, Any]:
     """The configured floor's figures (`config.hooks`), and each of `sweep`'s."""
-    benchmark = read_benchmark(data, corpus_name)
-    config = fit_content_limit(config, benchmark)
-    console = Console(stderr=True)
-    with Progress(console=console, transient=True) as progress:
-        await load_into(
-            benchmark,
-            config.memory_service(db, embedder),
-            user_id,
-            config.graph_indexer(db, embedder),
-            progress,
-        )
-    await db.write.execute("ANALYZE memories, concepts, memory_concepts, concept_edges")
+    config, benchmark = await load_benchmark(config, embedder, db, user_id, data, corpus_name)
     recall = config.recall_service(db, embedder)
     limit = hook_candidates(config)
     asked: list[Asked] = []

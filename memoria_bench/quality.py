@@ -167,6 +167,29 @@ async def load_into(
             progress.advance(task, len(chunk))
 
 
+async def load_benchmark(
+    config: BenchConfig, embedder: Embedder, db: Database, user_id: int, data: Path, corpus_name: str
+) -> tuple[BenchConfig, Benchmark]:
+    """Read a benchmark and store it in the scratch database as the API would, progress on stderr;
+    returns the configuration fitted to its longest row (`fit_content_limit`), which recall must
+    use too, and the benchmark with its memory-to-document map filled."""
+    benchmark = read_benchmark(data, corpus_name)
+    config = fit_content_limit(config, benchmark)
+    console = Console(stderr=True)
+    with Progress(console=console, transient=True) as progress:
+        await load_into(
+            benchmark,
+            config.memory_service(db, embedder),
+            user_id,
+            config.graph_indexer(db, embedder),
+            progress,
+        )
+    # Planner statistics, as autovacuum leaves them on a live system: the lexical leg reads its
+    # common lexemes from them, so every run must see them.
+    await db.write.execute("ANALYZE memories, concepts, memory_concepts, concept_edges")
+    return config, benchmark
+
+
 async def run_system(
     benchmark: Benchmark, recall: RecallService, user_id: int, weights: LegWeights | None
 ) -> list[dict[str, float]]:
@@ -261,20 +284,7 @@ async def bench_quality(
     """Every mode's figures; each of `graph_weights` adds `all@graph=<w>` (against lexical+dense),
     each of `leg_depths` adds `all@depth=<d>`, every leg reading `d` candidates instead of the
     configured `leg_depth` (against all: what a shallower, cheaper statement costs in quality)."""
-    benchmark = read_benchmark(data, corpus_name)
-    config = fit_content_limit(config, benchmark)
-    console = Console(stderr=True)
-    with Progress(console=console, transient=True) as progress:
-        await load_into(
-            benchmark,
-            config.memory_service(db, embedder),
-            user_id,
-            config.graph_indexer(db, embedder),
-            progress,
-        )
-    # Planner statistics, as autovacuum leaves them on a live system: the lexical leg reads its
-    # common lexemes from them, so every run must see them.
-    await db.write.execute("ANALYZE memories, concepts, memory_concepts, concept_edges")
+    config, benchmark = await load_benchmark(config, embedder, db, user_id, data, corpus_name)
     systems = dict(SYSTEMS)
     pairs = list(PAIRS)
     for weight in graph_weights:

@@ -8,7 +8,6 @@ unknown key, a pasted prompt over the server's body limit.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -19,10 +18,11 @@ from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
 import memoria_hook_client.namespace as client_namespace
-from app.embeddings import LocalEmbedder
-from app.factory import create_app
 from app.hooks.routes import OUTCOME_HEADER
-from app.settings import HookSettings, Settings
+from app.settings import HookSettings
+from tests.hook_client import ROOMY, client, hook_settings
+
+__all__ = ["client", "hook_settings"]  # the fixtures of tests/hook_client.py, used here
 
 Client = AsyncTestClient[Litestar]
 HOOK = "/v1/hooks/claude-code/user-prompt-submit"
@@ -72,25 +72,6 @@ async def hook(
     response = await client.post(HOOK, json=payload, headers=headers, params=params)
     assert response.status_code == 200, response.text
     return response
-
-
-#: Tests not about the time budget get a generous one, so a busy machine cannot make them race it.
-ROOMY = 10_000
-
-
-@pytest.fixture
-def hook_settings() -> HookSettings:
-    return HookSettings(budget_ms=ROOMY)
-
-
-@pytest.fixture
-async def client(
-    settings: Settings, embedder: LocalEmbedder, hook_settings: HookSettings
-) -> AsyncIterator[Client]:
-    """The app of conftest.py, with this test's hook settings."""
-    app = create_app(settings.model_copy(update={"hooks": hook_settings}), embedder=embedder)
-    async with AsyncTestClient(app=app) as test_client:
-        yield test_client
 
 
 async def test_prompt_in_a_repository_gets_its_memories_best_first(

@@ -98,6 +98,17 @@ async def test_route_specific_statuses_are_documented(spec: Spec) -> None:
     assert paths["/v1/memories/{memory_id}"]["delete"]["responses"]["204"].get("content") is None
 
 
+async def test_writes_refused_through_a_read_only_share_say_so_in_their_403(spec: Spec) -> None:
+    # every route with a key documents a 403 for a missing scope; these also answer it for a share
+    paths = spec["paths"]
+    for path, method in [
+        ("/v1/memories/{memory_id}/links", "post"),
+        ("/v1/memories/{memory_id}/links/{kind}/{target}", "delete"),
+        ("/v1/capture/claude-code", "post"),
+    ]:
+        assert "read-only" in paths[path][method]["responses"]["403"]["description"], (method, path)
+
+
 async def test_integer_bounds_are_integers(spec: Spec) -> None:
     for schema in _schemas(spec):
         if schema.get("type") != "integer":

@@ -13,6 +13,7 @@ from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
 from app.settings import HookSettings
+from tests.hook_client import ROOMY, client, hook_settings
 from tests.test_session_budget import (
     SMALL_BUDGET,
     ledger_answers_racing_take_turns,
@@ -20,17 +21,14 @@ from tests.test_session_budget import (
 )
 from tests.test_session_ledger import (
     NAMESPACE,
-    ROOMY,
     SESSION,
     a_memory_reaches_each_session_once,
-    client,
-    hook_settings,
     injected,
     prompt,
     store,
 )
 
-__all__ = ["client", "hook_settings"]  # the fixtures of tests/test_session_ledger.py, used here
+__all__ = ["client", "hook_settings"]  # the fixtures of tests/hook_client.py, used here
 
 Client = AsyncTestClient[Litestar]
 

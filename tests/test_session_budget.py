@@ -17,18 +17,10 @@ from litestar.testing import AsyncTestClient
 from app.hooks.routes import OUTCOME_HEADER
 from app.memories.ledger import SessionLedger
 from app.settings import HookSettings
-from tests.test_session_ledger import (
-    NAMESPACE,
-    ROOMY,
-    SESSION,
-    client,
-    injected,
-    prompt,
-    start,
-    store,
-)
+from tests.hook_client import ROOMY, client
+from tests.test_session_ledger import NAMESPACE, SESSION, injected, prompt, start, store
 
-__all__ = ["client"]  # the fixture of tests/test_session_ledger.py, used here
+__all__ = ["client"]  # the fixture of tests/hook_client.py, used here
 
 Client = AsyncTestClient[Litestar]
 

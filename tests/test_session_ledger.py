@@ -7,7 +7,6 @@ The scenario functions take any client, so tests/test_pooler_ledger.py runs them
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import asyncpg
@@ -15,12 +14,13 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from app.embeddings import LocalEmbedder
-from app.factory import create_app
 from app.hooks.routes import OUTCOME_HEADER
 from app.memories.expiry import EXPIRE_JOB, ExpiryJobs
 from app.memories.ledger import MAX_SESSION_ID_CHARS, session_key
-from app.settings import HookSettings, MemorySettings, Settings
+from app.settings import HookSettings, MemorySettings
+from tests.hook_client import ROOMY, client, hook_settings
+
+__all__ = ["client", "hook_settings"]  # the fixtures of tests/hook_client.py, used here
 
 Client = AsyncTestClient[Litestar]
 PROMPT = "/v1/hooks/claude-code/user-prompt-submit"
@@ -29,22 +29,6 @@ NAMESPACE = "repo:shop-api"
 SESSION = "7d3e0c1a-0000-4000-8000-000000000001"
 OTHER_SESSION = "7d3e0c1a-0000-4000-8000-000000000002"
 QUESTION = "Which region does the staging database run in?"
-
-ROOMY = 10_000  # a budget a busy machine cannot make these tests race
-
-
-@pytest.fixture
-def hook_settings() -> HookSettings:
-    return HookSettings(budget_ms=ROOMY)
-
-
-@pytest.fixture
-async def client(
-    settings: Settings, embedder: LocalEmbedder, hook_settings: HookSettings
-) -> AsyncIterator[Client]:
-    app = create_app(settings.model_copy(update={"hooks": hook_settings}), embedder=embedder)
-    async with AsyncTestClient(app=app) as test_client:
-        yield test_client
 
 
 async def store(client: Client, headers: dict[str, str], content: str, importance: float = 0.5) -> int:

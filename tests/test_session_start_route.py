@@ -7,7 +7,6 @@ Pinned memories and episodes are made as their routes leave them in the table (s
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -20,28 +19,15 @@ from app.embeddings import LocalEmbedder
 from app.factory import create_app
 from app.hooks.routes import OUTCOME_HEADER
 from app.settings import HookSettings, Settings
+from tests.hook_client import ROOMY, client, hook_settings
+
+__all__ = ["client", "hook_settings"]  # the fixtures of tests/hook_client.py, used here
 
 Client = AsyncTestClient[Litestar]
 START = "/v1/hooks/claude-code/session-start"
 NAMESPACE = "repo:shop-api"
 SESSION = "5b0e8f3a-0000-4000-8000-000000000001"
 OTHER_SESSION = "5b0e8f3a-0000-4000-8000-000000000002"
-
-ROOMY = 10_000  # a budget a busy machine cannot make these tests race
-
-
-@pytest.fixture
-def hook_settings() -> HookSettings:
-    return HookSettings(budget_ms=ROOMY)
-
-
-@pytest.fixture
-async def client(
-    settings: Settings, embedder: LocalEmbedder, hook_settings: HookSettings
-) -> AsyncIterator[Client]:
-    app = create_app(settings.model_copy(update={"hooks": hook_settings}), embedder=embedder)
-    async with AsyncTestClient(app=app) as test_client:
-        yield test_client
 
 
 def start_event(source: str, session_id: str = SESSION) -> dict[str, Any]:

@@ -51,6 +51,9 @@ class LinkController(Controller):
         ),
         opt={DEADLINE_KIND: WRITE},
         responses={
+            403: problem(
+                "This memory or `target` is shared with you read-only, or the key lacks the `write` scope"
+            ),
             404: NOT_YOURS,
             409: problem("The link would close a cycle, or `target` is superseded by another memory already"),
             422: problem("A link to itself, or to a memory of another namespace"),
@@ -67,7 +70,10 @@ class LinkController(Controller):
         summary="Undo a link",
         description="A memory this one superseded holds again as it did before the link.",
         opt={DEADLINE_KIND: WRITE},
-        responses={404: problem("No such link among your memories")},
+        responses={
+            403: problem("This memory is shared with you read-only, or the key lacks the `write` scope"),
+            404: problem("No such link among your memories"),
+        },
     )
     async def remove_link(
         self,
