@@ -184,3 +184,14 @@ def test_gone_names_are_the_specifics_a_change_leaves_behind() -> None:
         "Jest",
     ]
     assert gone_names("Before that, we moved from Celery to Dramatiq.", DEFAULT_THRESHOLDS) == []
+
+
+def test_a_cued_change_of_a_qualified_other_thing_is_only_suggested() -> None:
+    verdict = _judge(
+        "The web request timeout is 30 seconds.",
+        "The worker job timeout is now 300 seconds.",
+        0.8,
+        old_kind="memory",
+        new_kind="memory",
+    )
+    assert (verdict.decision, verdict.blocked_by) == ("suggest", "qualifier")

@@ -20,8 +20,8 @@ import asyncpg
 from app.errors import ApiError
 from app.links.service import link
 from app.links.settings import LinkSettings
-from app.links.supersede_queries import SupersedeCandidates, SupersedeOwners, SupersedeSubject
 from app.links.supersede_named import gone_names
+from app.links.supersede_queries import SupersedeCandidates, SupersedeOwners, SupersedeSubject
 from app.links.supersede_rule import DEFAULT_THRESHOLDS, Side, Thresholds, Verdict, judge
 from app.links.supersede_text import fact_text
 

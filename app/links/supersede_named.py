@@ -88,6 +88,8 @@ SLOT_CUES: tuple[str, ...] = (
 )  # fmt: skip
 """Phrases by which a clause announces that a value changed (a limit is raised, a version bumped)."""
 
+_CUE_WORDS = frozenset(SLOT_CUES)
+"""A cue says that something changed, not what: never a qualifier."""
 QUALIFIER_ZIPF = 4.5
 """A word before a value rarer than this (Zipf) qualifies what the value is of ("database statement
 timeout", "avatar upload size", "staging"); commoner ones ("runs", "public", "limit") do not."""
@@ -230,7 +232,7 @@ def _same_slot(clause: str, new_text: str, old_text: str, bars: WordBars) -> Nam
                     continue
                 if not _anchored(old_clause, x.at, clause, y.at, cue):
                     continue
-                if _qualified(clause, y.at, old_all) or _qualified(old_clause, x.at, new_all):
+                if qualified(clause, y.at, old_all) or qualified(old_clause, x.at, new_all):
                     continue
                 return NamedChange("same-slot", clause, x.shown, y.shown, cue)
     return None
@@ -270,13 +272,16 @@ def _anchored(old_clause: str, old_at: int, clause: str, new_at: int, cue: str) 
     return len(old_parts) >= ANCHOR_PARTS and same_form
 
 
-def _qualified(clause: str, at: int, other_text: set[str]) -> bool:
+def qualified(clause: str, at: int, other_text: set[str]) -> bool:
     """Whether a rare word before the value, in its part of the clause (after a colon: "Product
     changed the firmware: devices now report every 10 seconds"), qualifies what the value is of and
     is missing from the other memory."""
     since = clause.rfind(":", 0, at) + 1
     return any(
-        w.lower.isalpha() and zipf(w.lower) < QUALIFIER_ZIPF and w.key not in other_text
+        w.lower.isalpha()
+        and zipf(w.lower) < QUALIFIER_ZIPF
+        and w.key not in other_text
+        and w.lower not in _CUE_WORDS
         for w in words(clause)
         if since <= w.at < at
     )

@@ -40,6 +40,10 @@ What the rule reads, beside the cosine similarity of the two embeddings:
   what holds) and without the `User:`/`Assistant:` labels and tool digest. An exchange says
   several things: when the two whole texts are not a confident call, each statement of one is
   judged against each statement of the other, and the best verdict counts.
+- **A change said in one clause.** When the texts, aligned whole, are no confident call, one
+  clause of the new text may still say outright that the old value changed: it names the old
+  value as gone ("moved from Timescale to ClickHouse") or gives the same slot a new value ("devices
+  now report every 10 seconds"). `app.links.supersede_named` reads those two shapes.
 - **Episodes** (captured exchanges) may replace episodes, and curated memories may replace them. An
   episode, said in passing, never replaces a curated memory, stored on purpose, by itself: at most
   it is suggested.
@@ -60,7 +64,7 @@ from datetime import datetime
 from difflib import SequenceMatcher
 from typing import Literal
 
-from app.links.supersede_named import named_change
+from app.links.supersede_named import named_change, qualified
 from app.links.supersede_text import (
     ADDITION_CUES,
     CHANGE_CUES,
@@ -269,6 +273,11 @@ def _judge_texts(
             else "several_changes"
         )
         return verdict("suggest", reason, held)
+    first_added = next((k.at for k in new_tokens if k.specific and k.text not in old_set), None)
+    if first_added is not None and qualified(new_text, first_added, old_set):
+        # a cued change that names another thing than the old memory's subject ("the *worker job*
+        # timeout is now 300 seconds" after "the web request timeout is 30 seconds")
+        return verdict("suggest", reason, "qualifier")
     return _gated(verdict("confident", reason), new, old)
 
 
