@@ -1,6 +1,7 @@
 """The prompt hook's relevance floor and its question-only episodes: a prompt no recalled memory is
-close to gets nothing (REST recall still answers it), and an episode that is only a question never
-takes the place of its answer.
+close to gets nothing (REST recall still answers it), an episode must clear the floor itself to be
+injected (curated memories come with an answer that clears it), and an episode that is only a
+question never takes the place of its answer.
 
 The floor's figures come from `memoria bench quality --floor`; here it is pinned by behaviour: an
 unrelated prompt in a namespace about something else is left alone, a related one is not, and each
@@ -101,6 +102,31 @@ def test_the_settings_describe_the_floor_and_minus_one_turns_the_dense_bar_off()
     lexical_only = HookSettings(min_similarity=-1, min_lexical_score=0.2)
     assert relevance_floor(lexical_only) == RelevanceFloor(None, 0.2)
     assert not relevance_floor(HookSettings(min_similarity=-1)).enabled
+
+
+def test_an_episode_stays_only_when_it_clears_the_floor_itself_and_curated_memories_stay() -> None:
+    floor = RelevanceFloor(min_similarity=0.3, min_lexical_score=None)
+    close = hit(1, distance=0.6, kind="episode")  # similarity 0.4
+    far_memory = hit(2, distance=0.85)  # 0.15: comes with the answer
+    far = hit(3, distance=0.85, kind="episode")
+    unreached = hit(4, lexical=0.5, kind="episode")  # the dense leg did not find it
+    answer = [close, far_memory, far, unreached]
+    assert floor.without_far_episodes(answer, answer) == [close, far_memory]
+
+
+def test_the_lexical_bar_keeps_an_episode_sharing_rare_words_with_the_prompt() -> None:
+    floor = RelevanceFloor(min_similarity=0.3, min_lexical_score=0.1)
+    named = hit(1, distance=0.9, lexical=0.2, kind="episode")
+    answer = [named, hit(2, distance=0.9, lexical=0.05, kind="episode")]
+    assert floor.without_far_episodes(answer, answer) == [named]
+
+
+def test_episodes_all_stay_when_the_floor_cannot_judge_them() -> None:
+    far = [hit(1, distance=0.95, kind="episode"), hit(2, lexical=0.01, kind="episode")]
+    assert RelevanceFloor(None, None).without_far_episodes(far, far) == far  # the floor is off
+    lexical_only = [hit(1, lexical=0.01, kind="episode")]  # the dense leg did not run
+    assert RelevanceFloor(0.3, None).without_far_episodes(lexical_only, lexical_only) == lexical_only
+    assert RelevanceFloor(0.3, 0.1).without_far_episodes(lexical_only, lexical_only) == []
 
 
 def test_similarity_is_one_minus_the_cosine_distance() -> None:
@@ -281,3 +307,73 @@ async def test_a_question_asked_before_is_shown_when_nothing_answers_it(
     (bare,) = await make_episodes(client, alice, conn, [QUESTION])
     response = await prompt(client, alice, "Which region does the staging database run in?")
     assert f"#{bare} " in response.json()["hookSpecificOutput"]["additionalContext"]
+
+
+REGION_PROMPT = "Which region does the staging database run in?"
+CLOSE_EPISODE = (
+    "User: how do I connect to the staging database?\n\n"
+    "Assistant: Use psql with STAGING_DATABASE_URL from the vault."
+)
+FAR_EPISODE = "User: run the tests\n\nAssistant: All 118 tests pass."
+NO_EPISODE_BAR = 0.0
+"""`episode_min_score_ratio` out of the way: the floor alone decides which episodes are injected."""
+
+
+async def similarities(client: Client, headers: dict[str, str], text: str) -> dict[int, float]:
+    """Each memory REST recall finds for `text`, with its similarity to it (what the floor reads)."""
+    body = {"query": text, "namespace": NAMESPACE, "explain": True}
+    response = await client.post("/v1/recall", json=body, headers=headers)
+    assert response.status_code == 200, response.text
+    return {
+        int(found["id"]): similarity(found["explain"]["dense_distance"])
+        for found in response.json()["results"]
+        if found["explain"].get("dense_distance") is not None
+    }
+
+
+def injected_ids(response: Any) -> set[int]:
+    assert response.headers[OUTCOME_HEADER].startswith("injected:"), response.headers[OUTCOME_HEADER]
+    text: str = response.json()["hookSpecificOutput"]["additionalContext"]
+    return {int(line[3:].split(" ", 1)[0]) for line in text.splitlines() if line.startswith("- #")}
+
+
+@pytest.mark.parametrize(
+    "hook_settings", [HookSettings(budget_ms=ROOMY, episode_min_score_ratio=NO_EPISODE_BAR)]
+)
+async def test_an_episode_below_the_floor_is_left_out_while_the_curated_memory_is_injected(
+    client: Client, alice: dict[str, str], conn: asyncpg.Connection, hook_settings: HookSettings
+) -> None:
+    (far,) = await make_episodes(client, alice, conn, [FAR_EPISODE])
+    (fact,) = await store(client, alice, [FACTS[0]])
+    (unrelated,) = await store(client, alice, [FACTS[2]])
+    close_enough = await similarities(client, alice, REGION_PROMPT)
+    # recall finds all three; the fact clears the floor, the other two do not
+    assert (
+        close_enough[fact] >= hook_settings.min_similarity > max(close_enough[far], close_enough[unrelated])
+    )
+    shown = injected_ids(await prompt(client, alice, REGION_PROMPT))
+    assert shown == {fact, unrelated}  # the curated memory comes with the answer, the episode does not
+
+
+@pytest.mark.parametrize(
+    "hook_settings", [HookSettings(budget_ms=ROOMY, episode_min_score_ratio=NO_EPISODE_BAR)]
+)
+async def test_an_episode_that_clears_the_floor_is_injected_with_the_curated_memory(
+    client: Client, alice: dict[str, str], conn: asyncpg.Connection, hook_settings: HookSettings
+) -> None:
+    (close,) = await make_episodes(client, alice, conn, [CLOSE_EPISODE])
+    (fact,) = await store(client, alice, [FACTS[0]])
+    assert (await similarities(client, alice, REGION_PROMPT))[close] >= hook_settings.min_similarity
+    assert injected_ids(await prompt(client, alice, REGION_PROMPT)) == {fact, close}
+
+
+@pytest.mark.parametrize(
+    "hook_settings",
+    [HookSettings(budget_ms=ROOMY, min_similarity=-1, episode_min_score_ratio=NO_EPISODE_BAR)],
+)
+async def test_with_the_floor_off_an_episode_far_from_the_prompt_is_injected(
+    client: Client, alice: dict[str, str], conn: asyncpg.Connection
+) -> None:
+    (far,) = await make_episodes(client, alice, conn, [FAR_EPISODE])
+    (fact,) = await store(client, alice, [FACTS[0]])
+    assert injected_ids(await prompt(client, alice, REGION_PROMPT)) == {fact, far}

@@ -132,25 +132,25 @@ async def seeded(client: Client, alice: dict[str, str], conn: asyncpg.Connection
     return Seeded(pinned, important, minor, mine, theirs)
 
 
-async def test_startup_gets_pinned_then_curated_then_other_sessions(
+async def test_a_new_session_starts_with_pinned_then_curated_memories_and_no_episodes(
     client: Client, alice: dict[str, str], seeded: Seeded
 ) -> None:
+    # by default the prompt hook alone recalls episodes, the ones a prompt is about
     response = await start(client, alice, "startup")
     text = context(response)
     assert NAMESPACE in text and "startup" in text
+    assert ids_in(text) == [seeded.pinned, seeded.important, seeded.minor]
+    assert "[episode " not in text and "Recent sessions" not in text
+    assert response.headers[OUTCOME_HEADER] == "injected:3"
+
+
+@pytest.mark.parametrize("hook_settings", [HookSettings(budget_ms=ROOMY, start_episodes=5)])
+async def test_start_episodes_adds_other_sessions_recent_episodes_to_a_new_session(
+    client: Client, alice: dict[str, str], seeded: Seeded
+) -> None:
+    text = context(await start(client, alice, "startup"))
     assert ids_in(text) == [seeded.pinned, seeded.important, seeded.minor, seeded.theirs]
     assert "[episode " in text and "Recent sessions" in text
-    assert response.headers[OUTCOME_HEADER] == "injected:4"
-
-
-async def test_a_new_session_can_start_without_other_sessions_episodes(
-    settings: Settings, embedder: LocalEmbedder, alice: dict[str, str], seeded: Seeded
-) -> None:
-    # with start_episodes 0 the prompt hook alone recalls episodes, the ones a prompt is about
-    none = settings.model_copy(update={"hooks": HookSettings(budget_ms=ROOMY, start_episodes=0)})
-    async with AsyncTestClient(app=create_app(none, embedder=embedder)) as client:
-        text = context(await start(client, alice, "startup"))
-    assert ids_in(text) == [seeded.pinned, seeded.important, seeded.minor]
 
 
 async def test_compact_gets_this_sessions_own_episodes(

@@ -6,7 +6,8 @@ A memory that does not fit is skipped rather than cut, so a later, shorter one c
 only the best memory is ever shortened, so a prompt with hits never gets nothing.
 
 Curated memories (stored on purpose) come before episodes (exchanges captured from earlier
-sessions), and only episodes that score close to the best hit are offered at all (`pick`): an
+sessions), and only episodes that score close to the best hit are offered at all (`pick`; the
+route then keeps only those that clear the relevance floor themselves, `app.hooks.floor`): an
 episode is raw conversation, useful when it is about this very prompt and noise otherwise. An
 episode's line says so and when it happened (`#id [episode 2026-11-20] User: …`), and is cut to a
 few hundred characters: a captured exchange can be thousands, and its id fetches the rest. An

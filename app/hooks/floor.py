@@ -12,12 +12,19 @@ asks for):
 - the lexical leg's score, where the lexical leg found the hit: a prompt sharing rare words with a
   memory (a name, an error code, a table) can be about it even when its embedding is not close.
 
-The answer clears the floor when one hit clears either bar; then the hits are injected as before
-(the floor decides whether the prompt gets context, not which memories: recall ranks those). The
-lexical bar is off by default: on the dev benchmarks, unrelated prompts share words with memories
-far more often than their meanings are close. When the dense leg did not run (the query could not
-be embedded) no hit has a similarity: the floor then judges by the lexical bar if set, and lets the
-answer through if not (recall degraded is no reason to withhold what it found).
+The answer clears the floor when one hit clears either bar; then its curated memories are injected
+as recall ranked them (for those the floor decides whether the prompt gets context, not which
+memories). A captured episode must clear the floor itself (`without_far_episodes`): the floor is
+the similarity below which a prompt is unrelated to what the namespace holds, and an episode (raw
+conversation, nobody stored it on purpose) no closer to the prompt than that is as unrelated to it.
+Let through with the answer, such episodes are most of what a prompt gets that it did not ask for
+("run the tests" and its reply, tagging along with a question about the staging database).
+
+The lexical bar is off by default: on the dev benchmarks, unrelated prompts share words with
+memories far more often than their meanings are close. When the dense leg did not run (the query
+could not be embedded) no hit has a similarity: the floor then judges by the lexical bar if set,
+and lets the answer through if not, episodes included (recall degraded is no reason to withhold
+what it found).
 
 Only the hook path applies it: REST `/v1/recall` and MCP answer what was asked, with the same
 signals in `explain`. `memoria bench quality --floor` calibrates the bars (`memoria_bench.floor`).
@@ -64,14 +71,27 @@ class RelevanceFloor:
             and signals.lexical_score >= self.min_lexical_score
         )
 
-    def clears(self, hits: Sequence[RecallHit]) -> bool:
-        """Whether any of `hits` clears the floor: the prompt then gets them all."""
+    def judges(self, answer: Sequence[RecallHit]) -> bool:
+        """Whether the floor can judge `answer` (all of recall's hits): a bar is set, and the dense
+        leg ran (some hit has a similarity) or the lexical bar is set."""
         if not self.enabled:
-            return True
-        judged = any(hit.explain is not None and hit.explain.dense_distance is not None for hit in hits)
-        if not judged and self.min_lexical_score is None:  # the dense leg did not run: nothing to judge by
-            return True
-        return any(self.hit_clears(hit) for hit in hits)
+            return False
+        dense_ran = any(hit.explain is not None and hit.explain.dense_distance is not None for hit in answer)
+        return dense_ran or self.min_lexical_score is not None
+
+    def clears(self, hits: Sequence[RecallHit]) -> bool:
+        """Whether any of `hits` clears the floor: the prompt then gets context."""
+        return not self.judges(hits) or any(self.hit_clears(hit) for hit in hits)
+
+    def without_far_episodes(self, hits: Sequence[RecallHit], answer: Sequence[RecallHit]) -> list[RecallHit]:
+        """`hits` without the episodes that do not clear the floor themselves; curated memories stay
+        (they come with an answer that clears it). `answer` is all of recall's hits, which tell
+        whether the floor can judge at all: when it cannot (off, or no dense leg and no lexical
+        bar), every episode stays. An episode the dense leg did not reach has no similarity and
+        stays only by the lexical bar."""
+        if not self.judges(answer):
+            return list(hits)
+        return [hit for hit in hits if hit.kind != "episode" or self.hit_clears(hit)]
 
 
 def relevance_floor(settings: HookSettings) -> RelevanceFloor:

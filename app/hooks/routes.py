@@ -2,7 +2,7 @@
 
 - `POST /v1/hooks/claude-code/user-prompt-submit`: the `UserPromptSubmit` event, before each prompt;
   the answer is the memories recalled for the prompt (curated first, captured episodes only when
-  they score near the best hit);
+  they score near the best hit and clear the relevance floor themselves);
 - `POST /v1/hooks/claude-code/session-start`: the `SessionStart` event (sent by the command hook:
   Claude Code runs no http hook there); the answer is the namespace's pinned and most important
   memories, aware of the event's `source` (`app.hooks.start_context`).
@@ -33,9 +33,10 @@ without one, or with one the ledger refuses (too long, odd characters), is serve
 without them.
 
 A prompt gets nothing, and says why in its outcome, when it names no topic (`skipped:<reason>`,
-`app.hooks.policy`), when no recalled memory clears the relevance floor (`below-floor`,
-`app.hooks.floor`), when the session was given every memory found (`all-seen`) or its budget is
-spent (`budget-spent`); the metric `memoria_hook_prompts_without_context` counts each reason.
+`app.hooks.policy`), when no recalled memory clears the relevance floor or only episodes that do
+not clear it themselves were picked (`below-floor`, `app.hooks.floor`), when the session was given
+every memory found (`all-seen`) or its budget is spent (`budget-spent`); the metric
+`memoria_hook_prompts_without_context` counts each reason.
 """
 
 from __future__ import annotations
@@ -245,10 +246,12 @@ async def _answer_prompt(
     except Exception as exc:  # a broken recall must not fail the person's prompt
         return _failed("recall", exc)
     hits = pick(found.results, len(found.results), settings.min_score, settings.episode_min_score_ratio)
-    hits = without_bare_questions(hits)
     if not hits:
         return left_alone("no-results", "no-results")
-    if not floor.clears(found.results):
+    # the answer clears the floor as a whole, then each episode must clear it on its own
+    hits = floor.without_far_episodes(hits, found.results) if floor.clears(found.results) else []
+    hits = without_bare_questions(hits)
+    if not hits:
         return left_alone("floor", "below-floor")
     text, included, why_not = await _shown(ledger, scope, hits, settings)
     if not included:

@@ -45,11 +45,12 @@ class HookSettings(Section):
         "best hit's (curated memories come first; 1 = only an episode that is the best hit itself).",
     )
     start_episodes: int = Field(
-        default=5,
+        default=0,
         ge=0,
         le=20,
-        description="Captured exchanges of other sessions a new session starts with (newest first). The "
-        "prompt hook recalls the ones a prompt is about; these come whatever the session is about.",
+        description="Captured exchanges of other sessions a new session starts with (newest first), "
+        "whatever the session is about. 0: a new session starts with pinned and important curated "
+        "memories only, and the prompt hook recalls the episodes a prompt is about.",
     )
     session_start_max_chars: int = Field(
         default=4000,

@@ -5,8 +5,9 @@ continued: its conversation is back in context), `clear` (after /clear: a fresh 
 process) and `compact` (the conversation was just summarised). Each gets the namespace's pinned
 memories, then its curated memories by importance and recency, and:
 
-- startup: the few most recent episodes of *other* sessions ("recent sessions"), so work picks up
-  where the last session left it;
+- startup: nothing more by default; with `MEMORIA_HOOKS__START_EPISODES` raised, that many of the
+  most recent episodes of *other* sessions ("recent sessions"), whatever the new session is about
+  (the prompt hook recalls the episodes a prompt is about, which is why they are off by default);
 - compact: this session's own most recent episodes, the exchanges the summary squeezed;
 - resume: nothing more, in half the budget (the resumed conversation carries the rest);
 - clear: nothing more (the person cleared the conversation on purpose).
@@ -45,9 +46,9 @@ EpisodeMode = Literal["other-sessions", "this-session", "none"]
 
 SECTION_ROWS = 40
 """Most rows each section reads: more lines than any budget up to 9,000 characters shows."""
-EPISODE_ROWS = {"startup": 5, "compact": 8}
-"""Episodes read per source (only startup and compact show any); a startup's come from the
-hooks' `start_episodes` setting when the route passes it."""
+EPISODE_ROWS = {"compact": 8}
+"""Episodes read per source (only startup and compact show any); a startup's number is the hooks'
+`start_episodes` setting, which the route passes."""
 MEMORY_LINE_CHARS = 500
 EPISODE_LINE_CHARS = 300
 
@@ -175,8 +176,8 @@ def layout(
     return (text, included) if included else ("", [])
 
 
-def _episode_rows(source: str, startup_episodes: int | None) -> int:
-    if source == "startup" and startup_episodes is not None:
+def _episode_rows(source: str, startup_episodes: int) -> int:
+    if source == "startup":
         return startup_episodes
     return EPISODE_ROWS.get(source, 0)
 
@@ -190,11 +191,12 @@ async def session_start_context(
     max_chars: int,
     ledger: SessionLedger | None = None,
     *,
-    startup_episodes: int | None = None,
+    startup_episodes: int = 0,
 ) -> tuple[str, int]:
     """(additionalContext, memories included) for `user_id`'s `namespace` (one of theirs, or one
     shared with them as `@owner/name`); NotFound when they have none by that name. With `ledger`,
-    what the session was given is left out and what is shown is recorded."""
+    what the session was given is left out and what is shown is recorded. A startup shows the
+    `startup_episodes` most recent episodes of other sessions (none by default)."""
     plan = plan_for(source, max_chars)
     shown_source = source if source in ("startup", "resume", "clear", "compact") else "startup"
     if ledger is not None and shown_source == "compact":
