@@ -186,11 +186,38 @@ def test_gone_names_are_the_specifics_a_change_leaves_behind() -> None:
     assert gone_names("Before that, we moved from Celery to Dramatiq.", DEFAULT_THRESHOLDS) == []
 
 
+@pytest.mark.parametrize(
+    ("said", "gone"),
+    [
+        pytest.param(
+            "Traefik replaced ingress-nginx in every cluster.", ["ingress-nginx"], id="y-replaced-x"
+        ),
+        pytest.param("Jest was replaced by Vitest.", ["Jest"], id="x-was-replaced-by-y"),
+        pytest.param("We migrated away from Heroku last quarter.", ["Heroku"], id="away-from-x"),
+        pytest.param("We don't use Celery anymore.", ["Celery"], id="not-anymore"),
+        pytest.param("Pull the strings away from Lokalise.", [], id="away-from-without-a-change-verb"),
+    ],
+)
+def test_the_ways_a_change_names_the_old_value(said: str, gone: list[str]) -> None:
+    assert gone_names(said, DEFAULT_THRESHOLDS) == gone
+
+
 def test_a_cued_change_of_a_qualified_other_thing_is_only_suggested() -> None:
     verdict = _judge(
         "The web request timeout is 30 seconds.",
         "The worker job timeout is now 300 seconds.",
         0.8,
+        old_kind="memory",
+        new_kind="memory",
+    )
+    assert (verdict.decision, verdict.blocked_by) == ("suggest", "qualifier")
+
+
+def test_a_new_word_naming_which_thing_makes_it_another_thing_not_a_change() -> None:
+    verdict = _judge(
+        "The API allows 100 requests per minute per key.",
+        "The admin API now allows 20 requests per minute per key.",
+        0.9,
         old_kind="memory",
         new_kind="memory",
     )

@@ -66,7 +66,9 @@ Lokalise to the repository" names no change)."""
 GONE_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(rf"\b(?:from|off)\s+(?P<old>{_PHRASE})\s+(?:to|onto)\s+(?P<new>{_PHRASE}){_END}", re.I),
     re.compile(
-        rf"\breplac(?:e|ed|es|ing)\s+(?P<old>{_PHRASE})(?:\s+(?:with|by)\s+(?P<new>{_PHRASE}))?{_END}", re.I
+        rf"\breplac(?:e|ed|es|ing)\s+(?!(?:by|with)\b)(?P<old>{_PHRASE})"
+        rf"(?:\s+(?:with|by)\s+(?P<new>{_PHRASE}))?{_END}",
+        re.I,
     ),
     re.compile(rf"\binstead\s+of\s+(?P<old>{_PHRASE}){_END}", re.I),
     re.compile(
@@ -76,10 +78,14 @@ GONE_PATTERNS: tuple[re.Pattern[str], ...] = (
         r"\b(?P<old>[A-Z][\w.+#-]*(?:\s+[A-Z][\w.+#-]*)*)\s+(?:was|were|is|are|has\s+been|have\s+been)\s+"
         r"(?:removed|dropped|retired|deprecated|replaced)\b"
     ),
+    re.compile(rf"\baway\s+from\s+(?P<old>{_PHRASE}){_END}", re.I),
+    re.compile(
+        rf"\b(?:don't|do\s+not|doesn't|does\s+not)\s+(?:use|run)\s+(?P<old>{_PHRASE})\s+any\s*more\b", re.I
+    ),
 )  # fmt: skip
 """Where a clause names a value as left behind (`old`) and, when it says, what took its place
 (`new`)."""
-_NEEDS_VERB = frozenset({0})
+_NEEDS_VERB = frozenset({0, 5})
 """The patterns (by index) that name a change only beside a change verb."""
 
 SLOT_CUES: tuple[str, ...] = (

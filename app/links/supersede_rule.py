@@ -62,9 +62,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from difflib import SequenceMatcher
+from itertools import pairwise
 from typing import Literal
 
-from app.links.supersede_named import named_change, qualified
+from app.links.supersede_named import QUALIFIER_ZIPF, SLOT_CUES, named_change, qualified
 from app.links.supersede_text import (
     ADDITION_CUES,
     CHANGE_CUES,
@@ -76,6 +77,7 @@ from app.links.supersede_text import (
     is_question,
     statements,
     tokens,
+    zipf,
 )
 
 Decision = Literal["confident", "suggest", "none"]
@@ -274,11 +276,33 @@ def _judge_texts(
         )
         return verdict("suggest", reason, held)
     first_added = next((k.at for k in new_tokens if k.specific and k.text not in old_set), None)
-    if first_added is not None and qualified(new_text, first_added, old_set):
+    if (first_added is not None and qualified(new_text, first_added, old_set)) or _names_another(
+        new_text, new_tokens, old_set
+    ):
         # a cued change that names another thing than the old memory's subject ("the *worker job*
         # timeout is now 300 seconds" after "the web request timeout is 30 seconds")
         return verdict("suggest", reason, "qualifier")
     return _gated(verdict("confident", reason), new, old)
+
+
+def _names_another(text: str, found: Sequence[Token], old_set: set[str]) -> bool:
+    """Whether a new word stands right before a word of the old memory's subject, naming which one
+    ("the *admin* API allows 20 requests" after "the API allows 100"): another thing of the same
+    kind, not the same thing changed."""
+    for word, after in pairwise(found):
+        between = text[word.at + len(word.shown) : after.at]
+        if (
+            word.text not in old_set
+            and word.shown.isalpha()
+            and zipf(word.shown) < QUALIFIER_ZIPF
+            and word.shown.lower() not in SLOT_CUES
+            and not between.strip()
+            and after.text in old_set
+            and after.shown.isalpha()
+            and zipf(after.shown) < QUALIFIER_ZIPF
+        ):
+            return True
+    return False
 
 
 def warm_up() -> None:
