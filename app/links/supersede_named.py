@@ -63,30 +63,51 @@ _CHANGE_VERB = re.compile(
 )
 """A verb of change, required beside "from X to Y" / "off X to Y" ("pull the strings from
 Lokalise to the repository" names no change)."""
-GONE_PATTERNS: tuple[re.Pattern[str], ...] = (
-    re.compile(rf"\b(?:from|off)\s+(?P<old>{_PHRASE})\s+(?:to|onto)\s+(?P<new>{_PHRASE}){_END}", re.I),
-    re.compile(
-        rf"\breplac(?:e|ed|es|ing)\s+(?!(?:by|with)\b)(?P<old>{_PHRASE})"
-        rf"(?:\s+(?:with|by)\s+(?P<new>{_PHRASE}))?{_END}",
-        re.I,
+
+
+@dataclass(frozen=True, slots=True)
+class GonePattern:
+    """A way a clause names a value as left behind (`old`) and, when it says, what took its place
+    (`new`)."""
+
+    pattern: re.Pattern[str]
+    needs_verb: bool = False
+    """Whether it names a change only beside a verb of change ("from X to Y" alone does not)."""
+
+
+GONE_PATTERNS: tuple[GonePattern, ...] = (
+    GonePattern(
+        re.compile(rf"\b(?:from|off)\s+(?P<old>{_PHRASE})\s+(?:to|onto)\s+(?P<new>{_PHRASE}){_END}", re.I),
+        needs_verb=True,
     ),
-    re.compile(rf"\binstead\s+of\s+(?P<old>{_PHRASE}){_END}", re.I),
-    re.compile(
-        rf"\bno\s+longer\s+(?:uses?|using|used|runs?|running|on|in|with)\s+(?P<old>{_PHRASE}){_END}", re.I
+    GonePattern(
+        re.compile(
+            rf"\breplac(?:e|ed|es|ing)\s+(?!(?:by|with)\b)(?P<old>{_PHRASE})"
+            rf"(?:\s+(?:with|by)\s+(?P<new>{_PHRASE}))?{_END}",
+            re.I,
+        )
     ),
-    re.compile(
-        r"\b(?P<old>[A-Z][\w.+#-]*(?:\s+[A-Z][\w.+#-]*)*)\s+(?:was|were|is|are|has\s+been|have\s+been)\s+"
-        r"(?:removed|dropped|retired|deprecated|replaced)\b"
+    GonePattern(re.compile(rf"\binstead\s+of\s+(?P<old>{_PHRASE}){_END}", re.I)),
+    GonePattern(
+        re.compile(
+            rf"\bno\s+longer\s+(?:uses?|using|used|runs?|running|on|in|with)\s+(?P<old>{_PHRASE}){_END}", re.I
+        )
     ),
-    re.compile(rf"\baway\s+from\s+(?P<old>{_PHRASE}){_END}", re.I),
-    re.compile(
-        rf"\b(?:don't|do\s+not|doesn't|does\s+not)\s+(?:use|run)\s+(?P<old>{_PHRASE})\s+any\s*more\b", re.I
+    GonePattern(
+        re.compile(
+            r"\b(?P<old>[A-Z][\w.+#-]*(?:\s+[A-Z][\w.+#-]*)*)\s+(?:was|were|is|are|has\s+been|have\s+been)\s+"
+            r"(?:removed|dropped|retired|deprecated|replaced)\b"
+        )
     ),
-)  # fmt: skip
-"""Where a clause names a value as left behind (`old`) and, when it says, what took its place
-(`new`)."""
-_NEEDS_VERB = frozenset({0, 5})
-"""The patterns (by index) that name a change only beside a change verb."""
+    GonePattern(re.compile(rf"\baway\s+from\s+(?P<old>{_PHRASE}){_END}", re.I), needs_verb=True),
+    GonePattern(
+        re.compile(
+            rf"\b(?:don't|do\s+not|doesn't|does\s+not)\s+(?:use|run)\s+(?P<old>{_PHRASE})\s+any\s*more\b",
+            re.I,
+        )
+    ),
+)
+"""Where a clause names a value as left behind, and what took its place when it says."""
 
 SLOT_CUES: tuple[str, ...] = (
     *CHANGE_CUES, "raise", "raised", "raising", "lower", "lowered", "lowering", "bump", "bumped",
@@ -158,10 +179,10 @@ def gone_names(text: str, bars: WordBars) -> list[str]:
 
 def _gone_phrases(clause: str) -> Iterable[tuple[re.Match[str], re.Match[str] | None]]:
     """(the old value's match, the new value's match if named) for each change the clause names."""
-    for index, pattern in enumerate(GONE_PATTERNS):
-        if index in _NEEDS_VERB and not _CHANGE_VERB.search(clause):
+    for gone in GONE_PATTERNS:
+        if gone.needs_verb and not _CHANGE_VERB.search(clause):
             continue
-        for match in pattern.finditer(clause):
+        for match in gone.pattern.finditer(clause):
             yield match, match if match.groupdict().get("new") else None
 
 
