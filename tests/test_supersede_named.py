@@ -202,23 +202,21 @@ def test_the_ways_a_change_names_the_old_value(said: str, gone: list[str]) -> No
     assert gone_names(said, DEFAULT_THRESHOLDS) == gone
 
 
-def test_a_cued_change_of_a_qualified_other_thing_is_only_suggested() -> None:
-    verdict = _judge(
-        "The web request timeout is 30 seconds.",
-        "The worker job timeout is now 300 seconds.",
-        0.8,
-        old_kind="memory",
-        new_kind="memory",
-    )
-    assert (verdict.decision, verdict.blocked_by) == ("suggest", "qualifier")
-
-
-def test_a_new_word_naming_which_thing_makes_it_another_thing_not_a_change() -> None:
-    verdict = _judge(
-        "The API allows 100 requests per minute per key.",
-        "The admin API now allows 20 requests per minute per key.",
-        0.9,
-        old_kind="memory",
-        new_kind="memory",
-    )
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        pytest.param(
+            "The web request timeout is 30 seconds.",
+            "The worker job timeout is now 300 seconds.",
+            id="a-qualifier-before-the-value",
+        ),
+        pytest.param(
+            "The API allows 100 requests per minute per key.",
+            "The admin API now allows 20 requests per minute per key.",
+            id="a-new-word-naming-which-one",
+        ),
+    ],
+)
+def test_a_change_of_another_thing_of_the_same_kind_is_only_suggested(old: str, new: str) -> None:
+    verdict = _judge(old, new, 0.9, old_kind="memory", new_kind="memory")
     assert (verdict.decision, verdict.blocked_by) == ("suggest", "qualifier")
