@@ -15,10 +15,8 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from app.embeddings import LocalEmbedder
-from app.factory import create_app
 from app.hooks.routes import OUTCOME_HEADER
-from app.settings import HookSettings, Settings
+from app.settings import HookSettings
 from tests.hook_client import ROOMY, client, hook_settings
 
 __all__ = ["client", "hook_settings"]  # the fixtures of tests/hook_client.py, used here
