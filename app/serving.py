@@ -48,6 +48,11 @@ log = logging.getLogger(__name__)
 FD_RESERVE = 256
 """File descriptors kept free of client connections: the database pools, model and log files."""
 
+LISTEN_BACKLOG = 8192
+"""Connections the kernel completes before the server accepts them (capped by `net.core.somaxconn`).
+Under a burst of connections the server accepts more slowly than they arrive; a full queue drops the
+next client's handshake, which it repeats only a second later."""
+
 REPORT_INTERVAL_S = 10.0
 """A burst of refusals or timeouts of one kind is logged as its first line and one summary per interval."""
 
@@ -358,6 +363,7 @@ def uvicorn_config(
         http=guarded_protocol(guard),  # slower Python, on the recall hot path
         ws="none",  # no WebSocket routes: an upgrade would move the connection out of the guard
         timeout_keep_alive=keep_alive_s,
+        backlog=LISTEN_BACKLOG,
         timeout_graceful_shutdown=shutdown_timeout_s,
         log_config=None,  # configured by the caller: MEMORIA_SERVER__LOG_FORMAT, request ids
     )
