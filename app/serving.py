@@ -21,6 +21,10 @@ own: the guard only hooks the parser's callbacks):
 
 Each refusal and each timeout is logged, a burst as one line plus one summary line per interval, so
 a flood of connections cannot become a flood of log lines, and counted on `/metrics`.
+
+The guard overrides the protocol's connection and parser callbacks (`connection_made`,
+`on_message_begin`, `on_headers_complete`, ...), which are uvicorn's internals rather than its API:
+tests/test_slow_clients.py runs this very server, so an upgrade that changes them fails there.
 """
 
 from __future__ import annotations
