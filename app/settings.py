@@ -86,6 +86,40 @@ class ServerSettings(Section):
         le=3600,
         description="After SIGTERM, how long in-flight requests get to finish before they are cancelled",
     )
+    header_timeout_s: float = Field(
+        default=10,
+        gt=0,
+        le=600,
+        description="A connection that has not sent a request's complete headers within this is "
+        "closed: from its opening, and from the first byte of each later request on it",
+    )
+    body_timeout_s: float = Field(
+        default=30,
+        gt=0,
+        le=3600,
+        description="A request whose body is not all in within this, counted from the end of its "
+        "headers, has its connection closed",
+    )
+    keep_alive_timeout_s: int = Field(
+        default=5,
+        ge=1,
+        le=3600,
+        description="An idle kept-alive connection is closed after this. Behind an ingress, set the "
+        "ingress's upstream idle timeout shorter, or it may reuse a connection as it closes",
+    )
+    max_connections: int = Field(
+        default=4096,
+        ge=1,
+        description="Open connections the server holds at most; a further one is answered 503 and "
+        "closed unread. Lowered at start to what the open-file limit leaves",
+    )
+    max_connections_per_address: int = Field(
+        default=256,
+        ge=0,
+        description="Open connections one client address (an IPv6 client: its /64) holds at most; a "
+        "further one is answered 503 and closed unread. 0: no per-address cap. The addresses of "
+        "MEMORIA_AUTH__TRUSTED_PROXIES (an ingress) are held to MEMORIA_SERVER__MAX_CONNECTIONS only",
+    )
     cors_origins: list[str] = Field(
         default_factory=list,
         description="Web origins (`https://app.example.com`, `http://localhost:5173`) whose pages may "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import re
@@ -58,8 +59,7 @@ def serve(host: str | None, port: int | None, no_migrate: bool, shutdown_timeout
     last the embedded PostgreSQL is stopped; exit 0. The embedded PostgreSQL is restarted if it dies
     meanwhile; if it cannot be, the server shuts down the same way and exits 1.
     """
-    import uvicorn
-
+    from app import serving
     from app.db.embedded import ServeLockError
     from app.db.schema_check import SchemaMismatch
     from app.db.supervisor import EmbeddedServerLost
@@ -72,21 +72,25 @@ def serve(host: str | None, port: int | None, no_migrate: bool, shutdown_timeout
     # into SystemExit unwinds through `database_url`, which stops the embedded PostgreSQL.
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, _exit_on_signal)
+    drain_s = shutdown_timeout if shutdown_timeout is not None else settings.server.shutdown_timeout_s
+    limits = serving.ConnectionLimits.from_settings(settings)
+    limits = dataclasses.replace(limits, max_connections=serving.connection_ceiling(limits.max_connections))
     try:
         with config.database(settings, migrate=not no_migrate, serve_lock=True) as url:
             app = create_app(settings.with_database_url(url))
-            uvicorn.run(
-                app,
-                host=host or settings.server.host,
-                port=port if port is not None else settings.server.port,
-                log_level=settings.server.log_level,
-                lifespan="on",
-                loop="uvloop",  # the C event loop and HTTP parser; the fallbacks (asyncio's loop,
-                http="httptools",  # h11) are slower Python, on the recall hot path
-                timeout_graceful_shutdown=(
-                    shutdown_timeout if shutdown_timeout is not None else settings.server.shutdown_timeout_s
-                ),
-                log_config=None,  # configured above: MEMORIA_SERVER__LOG_FORMAT, request ids
+            guard = serving.ConnectionGuard(limits)
+            app.state.metrics.registry.register(guard)  # open, refused and timed-out connections
+            logging.getLogger(serving.__name__).info(limits.describe())
+            serving.run(
+                serving.uvicorn_config(
+                    app,
+                    guard,
+                    host=host or settings.server.host,
+                    port=port if port is not None else settings.server.port,
+                    keep_alive_s=settings.server.keep_alive_timeout_s,
+                    log_level=settings.server.log_level,
+                    shutdown_timeout_s=drain_s,
+                )
             )
     except SystemExit as stop:  # the signal: requests, jobs, pools and the embedded PostgreSQL are done
         _exit_now(0 if stop.code is None else stop.code)

@@ -42,6 +42,7 @@ from app.errors import TooManyRequests
 from app.mcp import tools
 from app.mcp.calls import Caller, call_tool
 from app.mcp.settings import McpSettings
+from app.mcp.streams import EventStreams
 
 PATH = "/mcp"
 NAMESPACE_HEADER = "x-memoria-namespace"
@@ -105,6 +106,7 @@ class McpEndpoint:
     def __init__(self, settings: McpSettings, read_deadline_ms: int, max_body_bytes: int) -> None:
         self._settings = settings
         self._read_deadline_s = read_deadline_ms / 1000
+        self.streams = EventStreams(settings.streams_per_key, settings.stream_max_lifetime_s)
         server: Server[Any] = Server(
             "memoria",
             version="0.1.0",
@@ -171,7 +173,19 @@ class McpEndpoint:
             rate_limited=limited,
         )
         cast(dict[str, Any], scope)[CALLER_KEY] = caller
-        await self._manager.handle_request(cast(Any, scope), cast(Any, receive), cast(Any, send))
+        if scope.get("method") != "GET":
+            await self._manager.handle_request(cast(Any, scope), cast(Any, receive), cast(Any, send))
+            return
+        if limited is not None:
+            raise limited  # a key over its rate limit opens no stream
+        # an event stream: bounded in number per key and in lifetime (app.mcp.streams)
+        await self.streams.hold(
+            caller.user.key_id,
+            lambda tracked: self._manager.handle_request(
+                cast(Any, scope), cast(Any, receive), cast(Any, tracked)
+            ),
+            send,
+        )
 
 
 def _namespace(scope: Scope, headers: dict[str, str]) -> str | None:

@@ -38,3 +38,17 @@ class McpSettings(Section):
         description="Longest memory text in recall and list results (memory_get shows up to "
         "max_result_chars).",
     )
+    stream_max_lifetime_s: int = Field(
+        default=300,
+        ge=1,
+        le=86_400,
+        description="A `GET /mcp` event stream is closed after this. /mcp is stateless and never "
+        "sends on one; a client that wants it again opens a new one.",
+    )
+    streams_per_key: int = Field(
+        default=2,
+        ge=1,
+        le=1000,
+        description="`GET /mcp` event streams one API key may hold open at once (in one server "
+        "process); one more is answered 429.",
+    )
