@@ -10,6 +10,8 @@ JWT validity check and its look-alike heuristics.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 import string
 from collections.abc import Callable
@@ -164,11 +166,12 @@ def jwt(entropy: Entropy, value: str) -> bool:
     return value.count(".") >= 2 and bool(JwtTokenDetector.is_formally_valid(value))
 
 
+_DOC_PASSWORDS = frozenset({"password", "pass", "passwd", "pwd", "secret"})
+
+
 def url_password(entropy: Entropy, value: str) -> bool:
     """Any password in a URL but the documentation ones (`user:password@`, `:<pass>@`, `:****@`)."""
-    return value.lower() not in {"password", "pass", "passwd", "pwd", "secret"} and not _placeholder(
-        value, names=False
-    )
+    return value.lower() not in _DOC_PASSWORDS and not _placeholder(value, names=False)
 
 
 def password(entropy: Entropy, value: str) -> bool:
@@ -201,3 +204,45 @@ def always(entropy: Entropy, value: str) -> bool:
 def npm_auth_token(entropy: Entropy, value: str) -> bool:
     """An `.npmrc` `_authToken=` value: a token, unless it names one (`${NPM_TOKEN}`)."""
     return not _placeholder(value) and token(entropy, value)
+
+
+_PASSPHRASE = re.compile(r"^[A-Za-z]{2,}(?:[ \-_.][A-Za-z]{2,}){3,}$")
+"""`correct horse battery staple`: four or more words, what a passphrase is made of."""
+
+
+def _passphrase(value: str) -> bool:
+    return len(value) >= 16 and bool(_PASSPHRASE.match(value)) and not _placeholder(value, names=False)
+
+
+def password_in_prose(entropy: Entropy, value: str) -> bool:
+    """A password that prose names (`admin / Tr0ub4dor&3`): a `password`, or a passphrase; not a
+    command-line flag (`--help`)."""
+    return not value.startswith("-") and (password(entropy, value) or _passphrase(value))
+
+
+def strong_password(entropy: Entropy, value: str) -> bool:
+    """A value after `password`/`passphrase` with no `=`, `:` or `is` between (`passphrase Zq7!mvK2`):
+    prose uses the word that way too (`password reset123 link`), so it takes three kinds of
+    character, or a passphrase."""
+    return password_in_prose(entropy, value) and (_classes(value) >= 3 or _passphrase(value))
+
+
+def basic_auth(entropy: Entropy, value: str) -> bool:
+    """An `Authorization: Basic` value: base64 of `user:password`; one that does not decode that way
+    still counts when it looks like a token (a header a client sends is never prose)."""
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), altchars=b"-_", validate=False)
+        text = decoded.decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        text = ""
+    if ":" in text and text.isprintable():
+        _, secret_part = text.split(":", 1)
+        return bool(secret_part) and url_password(entropy, secret_part)
+    return bearer(entropy, value)
+
+
+def catalog_value(entropy: Entropy, value: str) -> bool:
+    """What a maintained catalog rule matched (app/secrets/catalog.py): its rule judged the format and
+    context; only documentation values are refused (`AKIAIOSFODNN7EXAMPLE`, `xxxx…`, `${TOKEN}`,
+    `user:password@`)."""
+    return value.lower() not in _DOC_PASSWORDS and not _placeholder(value, names=False)
