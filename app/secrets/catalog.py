@@ -105,6 +105,27 @@ def _char_offsets(text: str, data: bytes) -> list[int] | None:
     return offsets
 
 
+_TOKEN_CHAR = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-")
+_MAX_WIDEN = 1024
+
+
+def _whole_token(text: str, start: int, end: int) -> tuple[int, int]:
+    """The span widened to the whole run of token characters it sits in (and its `=` padding): a
+    catalog pattern of fixed length must not leave the rest of a longer token behind."""
+    if start > 0 and text[start - 1] in _TOKEN_CHAR and text[start] in _TOKEN_CHAR:
+        limit = max(0, start - _MAX_WIDEN)
+        while start > limit and text[start - 1] in _TOKEN_CHAR:
+            start -= 1
+    if end < len(text) and text[end - 1] in _TOKEN_CHAR:
+        limit = min(len(text), end + _MAX_WIDEN)
+        while end < limit and text[end] in _TOKEN_CHAR:
+            end += 1
+        padding = 0
+        while end < len(text) and text[end] == "=" and padding < 2:
+            end, padding = end + 1, padding + 1
+    return start, end
+
+
 def catalog_spans(text: str) -> Iterator[CatalogSpan]:
     """What the catalog's rules find in `text`, as character spans of the secret each matched."""
     data = text.encode("utf-8", "surrogatepass")
@@ -120,4 +141,5 @@ def catalog_spans(text: str) -> Iterator[CatalogSpan]:
         if offsets is not None:
             start, end = offsets[min(start, len(data))], offsets[min(end, len(data))]
         if 0 <= start < end <= len(text):
+            start, end = _whole_token(text, start, end)
             yield CatalogSpan(kind_of(finding.rule_id), start, end, finding.rule_id)
