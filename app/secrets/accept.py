@@ -76,6 +76,15 @@ _HEX = re.compile(r"^[0-9a-fA-F]+$")
 _PRINTF = re.compile(r"^%(?:\(|s$|[A-Za-z_]+%$)")
 
 
+_BASE64 = re.compile(r"^[A-Za-z0-9+/]{40,}={0,2}$")
+
+
+def _base64_blob(value: str) -> bool:
+    """Base64 of random bytes (`/Sadl0Fs1Smb…==`), which may start with a `/` that no path has: long,
+    no `.`, `_` or `-`, and letters of both cases with digits."""
+    return bool(_BASE64.match(value)) and _classes(value.rstrip("=").replace("/", "").replace("+", "")) >= 3
+
+
 def _classes(value: str) -> int:
     """How many of lower case, upper case, digits and other characters `value` uses."""
     return (
@@ -114,7 +123,7 @@ def _placeholder(value: str, *, names: bool = True) -> bool:
             "(" in value
             or bool(_ENV_NAME.match(value))
             or bool(_DOTTED_NAME.match(value))
-            or value.startswith(("/", "./", "~/", "../"))
+            or (value.startswith(("/", "./", "~/", "../")) and not _base64_blob(value))
             or "://" in value
         )
     )

@@ -102,12 +102,17 @@ AFTER_CATALOG: tuple[Rule, ...] = (
         "password",
         re.compile(
             r"(?:login|log[ \t]in|sign[ \t]in|creds?|credentials|account|user(?:name)?|ssh|admin"
-            r"|root|default)\b[^\n]{0,60}?[ \t]/[ \t]+(?P<bare>[^\s\"'`]{6,256})",
+            r"|root|default)\b[^\n]{0,60}?"
+            # `admin / pw`, or `admin/pw` standing alone as a word (not a piece of a path or of base64)
+            r"(?:[ \t]/[ \t]*|(?:(?<=[\s:(,])|(?<=^))[A-Za-z0-9_.@\-]{2,32}/)"
+            r"(?P<bare>[^\s\"'`/]{6,256})(?=[\s,;)]|[.!?]?$|[.!?]\s)",
             re.IGNORECASE,
         ),
-        (" / ", "\t/ "),
+        ("login", "log in", "sign in", "cred", "account", "user", "ssh", "admin", "root", "default"),
         password_in_prose,
         group=VALUE,
+        word_start=True,
+        anchored=True,
         after_catalog=True,
     ),
 )

@@ -125,15 +125,15 @@ def _candidates(rule: Rule, text: str, low: str, present: dict[str, bool]) -> It
             yield start, end
 
 
-def _add_catalog_span(taken: list[Span], span: Span) -> None:
-    """A catalog finding joins what the rules took: alone, or widening the spans of the rules' it
-    overlaps (their kind kept), so a token a rule found only part of is redacted whole; never
-    touching a placeholder already in the text."""
+def _add_catalog_span(taken: list[Span], span: Span, *, widen: bool) -> None:
+    """A catalog finding joins what the rules took: alone, or (`widen`) widening the spans of the
+    rules' it overlaps (their kind kept), so a token a rule found only part of is redacted whole;
+    never touching a placeholder already in the text."""
     overlapping = [t for t in taken if span.start < t.end and t.start < span.end]
     if not overlapping:
         taken.append(span)
         return
-    if any(not t.kind for t in overlapping):
+    if not widen or any(not t.kind for t in overlapping):
         return
     for t in overlapping:
         taken.remove(t)
@@ -176,9 +176,11 @@ class Detector:
         return found
 
     def _add_catalog(self, spans: Sequence[CatalogSpan], text: str, taken: list[Span]) -> None:
-        for kind, start, end, _ in spans:
-            if catalog_value(self._entropy, text[start:end]):
-                _add_catalog_span(taken, Span(kind, start, end))
+        for span in spans:
+            if catalog_value(self._entropy, text[span.start : span.end]):
+                # a context rule of the catalog's (`curl -u`) only fills gaps: its match is wider
+                # than the secret (the user name too), where a format's match is the token itself
+                _add_catalog_span(taken, Span(span.kind, span.start, span.end), widen=not span.generic)
 
     def _run(
         self, rules: Sequence[Rule], text: str, low: str, present: dict[str, bool], taken: list[Span]

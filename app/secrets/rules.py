@@ -63,7 +63,19 @@ whole, never cut where a shorter bound stopped."""
 _PASSPHRASE_VALUE = r"""(?:"(?P<dq>[^"\n]{1,256})"|'(?P<sq>[^'\n]{1,256})'|(?P<bare>[^\s"'`]{1,256}))"""  # noqa: S105
 """A quoted password may hold spaces (`passphrase: "correct horse battery staple"`)."""
 _PASSWORD_WORDS = r"(?:pass(?:word|wd|phrase)?|pwd|(?<![A-Za-z0-9])pw)"  # noqa: S105 - keywords, not a password
-_KEY_QUALIFIERS = ("api", "access", "secret", "private", "signing", "encryption", "master", "license", "app")
+_KEY_QUALIFIERS = (
+    "api",
+    "access",
+    "secret",
+    "private",
+    "signing",
+    "encryption",
+    "master",
+    "license",
+    "app",
+    "account",
+    "storage",
+)
 _SECRET_WORDS = (
     r"(?:secret|token|credentials?|apikey|(?:"
     + "|".join(f"(?<={re.escape(word + sep)})" for word in _KEY_QUALIFIERS for sep in ("", "_", "-", " "))
@@ -71,7 +83,7 @@ _SECRET_WORDS = (
 )
 """Anchored at the keyword itself: `api_key` is found at its `key`, preceded by `api_`."""
 _QUALIFIER = (
-    r"(?:[ \t]+(?:for|of|on|in)(?:[ \t]+[\w.\-/]{1,40}){1,4}?(?=[ \t]+(?:is|was|set|changed)[ \t]|:))?"
+    r"(?:[ \t]+(?:for|of|on|in|to)(?:[ \t]+[\w.\-/]{1,40}){1,4}?(?=[ \t]+(?:is|was|set|changed)[ \t]|:))?"
 )
 """`password for the staging db is …`, `key for the uploader: …`: a few words between the keyword and
 the `is` or colon."""
@@ -236,7 +248,7 @@ RULES: tuple[Rule, ...] = (
     *BEFORE_CATALOG,
     Rule(
         "url-password",
-        re.compile(rf"://[^{_URL_CHARS}\s]*:(?P<password>[^/?#\[\]@\s]{{1,256}})@"),
+        re.compile(rf"://[^{_URL_CHARS}\s]*:(?P<password>[^/?\[\]@\s]{{1,256}})@"),
         ("://",),
         url_password,
         group="password",

@@ -72,6 +72,7 @@ POSITIVES: dict[str, tuple[Callable[[random.Random], str], tuple[str, ...]]] = {
             "mysql -h db-replica -u {u} -p{s} analytics",
             "mysqldump -u {u} -p{s} --single-transaction shop > shop.sql",
             "ran `mysql --host=10.1.2.3 -u {u} -p{s}` from the bastion",
+            "mysql -u{u} -p{s} -e 'show processlist'",
         ),
     ),
     "url-password": (
@@ -80,6 +81,7 @@ POSITIVES: dict[str, tuple[Callable[[random.Random], str], tuple[str, ...]]] = {
             "SQLALCHEMY_URL=postgresql+psycopg://{u}:{s}@pg.internal:5432/orders",
             "the broker is amqp://{u}:{s}@mq.internal:5672/ (vhost /)",
             "mongodb://{u}:{s}@mongo-0.mongo:27017/?authSource=admin",
+            "mysql://{u}:{s}#1@localhost:3306/shop",
         ),
     ),
     "prose-password": (
@@ -91,6 +93,8 @@ POSITIVES: dict[str, tuple[Callable[[random.Random], str], tuple[str, ...]]] = {
             "wifi in the office: the password is now {s}",
             "the GPG passphrase {s} unlocks the release key",
             "Passphrase: {s} (ask before using it)",
+            "creds are admin/{s} for now",
+            "the password to the vault is {s}",
         ),
     ),
     "passphrase": (
@@ -102,6 +106,7 @@ POSITIVES: dict[str, tuple[Callable[[random.Random], str], tuple[str, ...]]] = {
         (
             "DefaultEndpointsProtocol=https;AccountName=acmelogs;AccountKey={s};EndpointSuffix=core.windows.net",
             "AZURE_STORAGE_CONNECTION_STRING='DefaultEndpointsProtocol=https;AccountName=stg01;AccountKey={s}'",
+            "azure storage account key: {s}",
         ),
     ),
     "twilio-auth-token": (
@@ -247,10 +252,16 @@ LOOKALIKES: tuple[tuple[str, Callable[[random.Random], str]], ...] = (
         "build-checksum",
         lambda r: f"build {pick(r, _LOWER_ALNUM, 12)} passed; artifact checksum {pick(r, HEX, 64)}",
     ),
+    (
+        "slash-paths-admin",
+        lambda r: "see admin/settings/users, then login/logout and the user / group mapping",
+    ),
+    ("twilio-sid", lambda r: f"twilio account sid AC{pick(r, HEX, 32)} (not a secret)"),
+    ("url-query-at", lambda r: f"https://example.com:443?email=ops@acme.io&id={r.randrange(10**6)}"),
 )
 
 
-def dev_corpus(seed: int = 36, per_kind: int = 6, lookalikes: int = 240) -> Corpus:
+def dev_corpus(seed: int = 36, per_kind: int = 8, lookalikes: int = 264) -> Corpus:
     """The same dev corpus for the same arguments: `per_kind` credentials of each kind, the
     sentences in turn, and `lookalikes` memories without a credential, the shapes in turn."""
     rng = random.Random(seed)
