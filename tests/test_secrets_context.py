@@ -65,6 +65,14 @@ def test_a_database_url_password_holding_an_exclamation_mark_is_redacted_whole()
     assert "[secret:url-password#1]@db.internal" in text
 
 
+def test_a_database_url_password_holding_an_at_sign_is_redacted_whole() -> None:
+    password = value_of("url-password") + "@x"
+    text = assert_redacted_whole(
+        f"psql postgresql://app:{password}@db.internal/shop?mail=ops@acme.io", password
+    )
+    assert text == "psql postgresql://app:[secret:url-password#1]@db.internal/shop?mail=ops@acme.io"
+
+
 @pytest.mark.parametrize(
     "sentence",
     [

@@ -104,7 +104,7 @@ AFTER_CATALOG: tuple[Rule, ...] = (
             r"(?:login|log[ \t]in|sign[ \t]in|creds?|credentials|account|user(?:name)?|ssh|admin"
             r"|root|default)\b[^\n]{0,60}?"
             # `admin / pw`, or `admin/pw` standing alone as a word (not a piece of a path or of base64)
-            r"(?:[ \t]/[ \t]*|(?:(?<=[\s:(,])|(?<=^))[A-Za-z0-9_.@\-]{2,32}/)"
+            r"(?:[ \t]/[ \t]*|(?:(?<=[\s(,])|(?<=^))[A-Za-z0-9_.\-]{2,32}/)"
             r"(?P<bare>[^\s\"'`/]{6,256})(?=[\s,;)]|[.!?]?$|[.!?]\s)",
             re.IGNORECASE,
         ),

@@ -248,7 +248,7 @@ RULES: tuple[Rule, ...] = (
     *BEFORE_CATALOG,
     Rule(
         "url-password",
-        re.compile(rf"://[^{_URL_CHARS}\s]*:(?P<password>[^/?\[\]@\s]{{1,256}})@"),
+        re.compile(rf"://[^{_URL_CHARS}\s]*:(?P<password>[^/?\[\]\s]{{1,256}})@"),
         ("://",),
         url_password,
         group="password",

@@ -82,6 +82,8 @@ POSITIVES: dict[str, tuple[Callable[[random.Random], str], tuple[str, ...]]] = {
             "the broker is amqp://{u}:{s}@mq.internal:5672/ (vhost /)",
             "mongodb://{u}:{s}@mongo-0.mongo:27017/?authSource=admin",
             "mysql://{u}:{s}#1@localhost:3306/shop",
+            "psql postgresql://{u}:{s}@x@pg.internal/app",
+            "https://{u}:{s}@git.internal/acme/app.git?notify=ops@acme.io",
         ),
     ),
     "prose-password": (
