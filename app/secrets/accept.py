@@ -236,6 +236,22 @@ def strong_password(entropy: Entropy, value: str) -> bool:
     return password_in_prose(entropy, value) and (_classes(value) >= 3 or _passphrase(value))
 
 
+def token_in_prose(entropy: Entropy, value: str) -> bool:
+    """A value right after `token`/`api key`/`secret` with no `=`, `:` or `is` (`the vercel token
+    NGpu…`): prose puts hashes, ids and names there too (`the cache key d41d8cd9…`, `token
+    rotation`), so only a long random run of upper and lower case letters and digits counts."""
+    core = value.rstrip(".,;:)]}")
+    return (
+        len(core) >= 20
+        and not _placeholder(core)
+        and any(c.isupper() for c in core)
+        and any(c.islower() for c in core)
+        and any(c.isdigit() for c in core)
+        and token(entropy, core)
+        and entropy(core) >= 4.0
+    )
+
+
 def basic_auth(entropy: Entropy, value: str) -> bool:
     """An `Authorization: Basic` value: base64 of `user:password`; one that does not decode that way
     still counts when it looks like a token (a header a client sends is never prose)."""

@@ -14,14 +14,16 @@ find it:
 - a Twilio auth token (32 hex characters: a hash unless a `twilio … token` says otherwise), a Mailgun
   `key-…` private key named without the word mailgun, a Telegram bot token without the word
   telegram, a Firebase Cloud Messaging server key (`AAAA…:APA91b…`);
-- the `private_key_id` of a Google service account's JSON (the catalog marks the whole object).
+- the `private_key_id` of a Google service account's JSON (the catalog marks the whole object);
+- Google OAuth access tokens (`ya29.…`), Notion's legacy `secret_…` integration tokens and Alibaba
+  Cloud access key ids (`LTAI…`), which that catalog version has no rule for.
 """
 
 from __future__ import annotations
 
 import re
 
-from app.secrets.accept import basic_auth, password_in_prose, token, url_password
+from app.secrets.accept import basic_auth, mixed_case_token, password_in_prose, token, url_password
 from app.secrets.rule import VALUE, Rule
 
 _QUOTED_OR_BARE = r"""(?:"(?P<dq>[^"\n]{1,256})"|'(?P<sq>[^'\n]{1,256})'|(?P<bare>[^\s"'`]{1,256}))"""
@@ -85,6 +87,30 @@ BEFORE_CATALOG: tuple[Rule, ...] = (
         (":apa91b",),
         token,
         bounded=True,
+    ),
+    Rule(
+        "google-oauth-token",
+        re.compile(r"ya29\.[0-9A-Za-z_\-]{20,2048}"),
+        ("ya29.",),
+        mixed_case_token,
+        bounded=True,
+        anchored=True,
+    ),
+    Rule(
+        "notion-token",
+        re.compile(r"secret_[0-9A-Za-z]{43}"),
+        ("secret_",),
+        mixed_case_token,
+        bounded=True,
+        anchored=True,
+    ),
+    Rule(
+        "alibaba-access-key",
+        re.compile(r"LTAI[0-9A-Za-z]{12,20}"),
+        ("ltai",),
+        token,
+        bounded=True,
+        anchored=True,
     ),
     Rule(
         "gcp-private-key-id",

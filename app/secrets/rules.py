@@ -36,6 +36,7 @@ from app.secrets.accept import (
     secret,
     strong_password,
     token,
+    token_in_prose,
     url_password,
 )
 from app.secrets.context_rules import AFTER_CATALOG, BEFORE_CATALOG
@@ -75,6 +76,12 @@ _KEY_QUALIFIERS = (
     "app",
     "account",
     "storage",
+    "admin",
+    "auth",
+    "client",
+    "server",
+    "service",
+    "deploy",
 )
 _SECRET_WORDS = (
     r"(?:secret|token|credentials?|apikey|(?:"
@@ -294,6 +301,15 @@ RULES: tuple[Rule, ...] = (
         re.compile(_SECRET_WORDS + r"(?![A-Za-z0-9_\-])" + _QUALIFIER + _ASSIGN + _VALUE, re.IGNORECASE),
         ("secret", "token", "credential", "apikey", "key"),
         secret,
+        group=VALUE,
+        anchored=True,
+        after_catalog=True,
+    ),
+    Rule(
+        "secret",
+        re.compile(_SECRET_WORDS + r"(?![A-Za-z0-9_\-])[ \t]+(?P<bare>[^\s\"'`]{20,1024})", re.IGNORECASE),
+        ("secret", "token", "credential", "apikey", "key"),
+        token_in_prose,
         group=VALUE,
         anchored=True,
         after_catalog=True,

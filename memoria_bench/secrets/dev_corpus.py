@@ -172,6 +172,26 @@ POSITIVES: dict[str, tuple[Callable[[random.Random], str], tuple[str, ...]]] = {
     "github-token": (lambda r: "ghp_" + pick(r, ALNUM, 36), ("git clone https://{s}@github.com/acme/infra",)),
     "doppler-token": (lambda r: "dp.pt." + pick(r, ALNUM, 43), ("DOPPLER_TOKEN={s} doppler run -- make",)),
     "pulumi-token": (lambda r: "pul-" + pick(r, HEX, 40), ("PULUMI_ACCESS_TOKEN={s}",)),
+    "google-oauth-token": (
+        lambda r: "ya29." + pick(r, B64URL, 150),
+        ("ya29 token from gcloud: {s}", "{s} is the oauth access token the script used"),
+    ),
+    "notion-token": (
+        lambda r: "secret_" + pick(r, ALNUM, 43),
+        ("notion integration {s}", "NOTION_TOKEN={s}"),
+    ),
+    "alibaba-access-key": (
+        lambda r: "LTAI" + pick(r, ALNUM, r.choice([12, 16, 20])),
+        ("aliyun access key id {s}", "ALIBABA_CLOUD_ACCESS_KEY_ID={s}"),
+    ),
+    "prose-token": (
+        lambda r: pick(r, ALNUM, r.choice([24, 32, 40])),
+        (
+            "the vercel token {s} expires monthly",
+            "okta api token 00{s} for the scim sync",
+            "algolia admin key {s}",
+        ),
+    ),
     "newrelic-key": (
         lambda r: "NRAK-" + pick(r, string.ascii_uppercase + string.digits, 27),
         ("NEW_RELIC_API_KEY={s}",),
