@@ -236,6 +236,10 @@ def strong_password(entropy: Entropy, value: str) -> bool:
     return password_in_prose(entropy, value) and (_classes(value) >= 3 or _passphrase(value))
 
 
+_IDENTIFIER = re.compile(r"^(?:[A-Z][a-z]{2,}|[A-Z]{2,5}(?=[A-Z][a-z])|[a-z]{2,}|[0-9]{1,6}|_)+$")
+"""`TokenRefreshHandler2024Impl`, `HTTPClientV2`: words run together, a class or function name."""
+
+
 def token_in_prose(entropy: Entropy, value: str) -> bool:
     """A value right after `token`/`api key`/`secret` with no `=`, `:` or `is` (`the vercel token
     NGpu…`): prose puts hashes, ids and names there too (`the cache key d41d8cd9…`, `token
@@ -244,6 +248,7 @@ def token_in_prose(entropy: Entropy, value: str) -> bool:
     return (
         len(core) >= 20
         and not _placeholder(core)
+        and not _IDENTIFIER.match(core)
         and any(c.isupper() for c in core)
         and any(c.islower() for c in core)
         and any(c.isdigit() for c in core)

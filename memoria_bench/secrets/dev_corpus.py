@@ -278,6 +278,16 @@ LOOKALIKES: tuple[tuple[str, Callable[[random.Random], str]], ...] = (
         "slash-paths-admin",
         lambda r: "see admin/settings/users, then login/logout and the user / group mapping",
     ),
+    (
+        "identifier-after-keyword",
+        lambda r: (
+            f"the token {r.choice(['Refresh', 'Access', 'Session'])}TokenHandler{r.randrange(2000, 2030)}Impl"
+            " handles expiry; secret SecretManagerClientFactoryV2 loads it"
+        ),
+    ),
+    ("mysql-prompt-redirect", lambda r: f"mysqldump -u root -p --all-databases > all-{r.randrange(100)}.sql"),
+    ("basic-template", lambda r: "Authorization: Basic ${CREDS} (CREDS comes from the CI secret store)"),
+    ("k8s-secret-name", lambda r: f"kubectl get secret payments-api-secret-{pick(r, HEX, 10)} -o yaml"),
     ("twilio-sid", lambda r: f"twilio account sid AC{pick(r, HEX, 32)} (not a secret)"),
     ("url-query-at", lambda r: f"https://example.com:443?email=ops@acme.io&id={r.randrange(10**6)}"),
 )
