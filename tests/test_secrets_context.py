@@ -17,7 +17,9 @@ from collections.abc import Callable
 
 import pytest
 
-from app.secrets import redact
+from app.secrets import placeholder, redact
+from app.secrets.catalog import kind_of, scanner
+from app.secrets.detect import PLACEHOLDER
 from memoria_bench.secrets.dev_corpus import LOOKALIKES, POSITIVES
 
 
@@ -139,3 +141,17 @@ def test_a_look_alike_stays_untouched(family: str, generate: Callable[[random.Ra
     for _ in range(3):
         text = generate(rng)
         assert redact(text).text == text
+
+
+def test_curl_user_redacts_the_password_and_keeps_the_user_name() -> None:
+    password = value_of("mysql-password", 5)
+    assert (
+        redact(f"curl --user admin:{password} https://x").text
+        == "curl --user admin:[secret:password#1] https://x"
+    )
+
+
+def test_every_catalog_rule_names_a_kind_a_placeholder_can_carry() -> None:
+    kinds = {kind_of(rule["id"]) for rule in scanner().rules.metadata()}
+    assert len(kinds) > 100
+    assert [kind for kind in kinds if not PLACEHOLDER.fullmatch(placeholder(kind, 1))] == []
