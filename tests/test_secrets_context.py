@@ -155,3 +155,9 @@ def test_every_catalog_rule_names_a_kind_a_placeholder_can_carry() -> None:
     kinds = {kind_of(rule["id"]) for rule in scanner().rules.metadata()}
     assert len(kinds) > 100
     assert [kind for kind in kinds if not PLACEHOLDER.fullmatch(placeholder(kind, 1))] == []
+
+
+def test_a_session_cookie_in_a_cookie_header_is_redacted_and_preferences_are_not() -> None:
+    session = value_of("session-cookie")
+    text = assert_redacted_whole(f"Cookie: theme=dark; sessionid={session}; lang=en", session)
+    assert text == "Cookie: theme=dark; sessionid=[secret:session-cookie#1]; lang=en"

@@ -15,6 +15,8 @@ find it:
   `key-…` private key named without the word mailgun, a Telegram bot token without the word
   telegram, a Firebase Cloud Messaging server key (`AAAA…:APA91b…`);
 - the `private_key_id` of a Google service account's JSON (the catalog marks the whole object);
+- a session cookie in a `Cookie:`/`Set-Cookie:` header (its name says what it is, its value is
+  opaque);
 - Google OAuth access tokens (`ya29.…`), Notion's legacy `secret_…` integration tokens and Alibaba
   Cloud access key ids (`LTAI…`), which that catalog version has no rule for.
 """
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-from app.secrets.accept import basic_auth, mixed_case_token, password_in_prose, token, url_password
+from app.secrets.accept import basic_auth, bearer, mixed_case_token, password_in_prose, token, url_password
 from app.secrets.rule import VALUE, Rule
 
 _QUOTED_OR_BARE = r"""(?:"(?P<dq>[^"\n]{1,256})"|'(?P<sq>[^'\n]{1,256})'|(?P<bare>[^\s"'`]{1,256}))"""
@@ -87,6 +89,19 @@ BEFORE_CATALOG: tuple[Rule, ...] = (
         (":apa91b",),
         token,
         bounded=True,
+    ),
+    Rule(
+        "session-cookie",
+        re.compile(
+            r"(?:set-)?cookie[ \t]*:[^\n]{0,256}?(?<![\w\-])"
+            r"(?:[\w\-]*sess(?:ion)?[\w\-]*|sid|auth[\w\-]*|[\w\-]*token|connect\.sid|phpsessid)"
+            r"=(?P<value>[^\s;,\"']{16,1024})",
+            re.IGNORECASE,
+        ),
+        ("cookie",),
+        bearer,
+        group="value",
+        anchored=True,
     ),
     Rule(
         "google-oauth-token",

@@ -192,6 +192,10 @@ POSITIVES: dict[str, tuple[Callable[[random.Random], str], tuple[str, ...]]] = {
             "algolia admin key {s}",
         ),
     ),
+    "session-cookie": (
+        lambda r: pick(r, ALNUM, r.choice([24, 32, 48])),
+        ("Cookie: theme=dark; sessionid={s}; lang=en", "Set-Cookie: _shop_session={s}; Path=/; HttpOnly"),
+    ),
     "newrelic-key": (
         lambda r: "NRAK-" + pick(r, string.ascii_uppercase + string.digits, 27),
         ("NEW_RELIC_API_KEY={s}",),
@@ -288,6 +292,10 @@ LOOKALIKES: tuple[tuple[str, Callable[[random.Random], str]], ...] = (
     ("mysql-prompt-redirect", lambda r: f"mysqldump -u root -p --all-databases > all-{r.randrange(100)}.sql"),
     ("basic-template", lambda r: "Authorization: Basic ${CREDS} (CREDS comes from the CI secret store)"),
     ("k8s-secret-name", lambda r: f"kubectl get secret payments-api-secret-{pick(r, HEX, 10)} -o yaml"),
+    (
+        "cookie-preferences",
+        lambda r: f"Cookie: theme=dark; lang=en; tz=Europe/Paris; seen={r.randrange(10**6)}",
+    ),
     ("twilio-sid", lambda r: f"twilio account sid AC{pick(r, HEX, 32)} (not a secret)"),
     ("url-query-at", lambda r: f"https://example.com:443?email=ops@acme.io&id={r.randrange(10**6)}"),
 )
