@@ -54,6 +54,7 @@ from app.observability import RequestObserver, Scrape, metrics_route
 from app.openapi import LocalSwaggerUI, OpenAPIJsonPlugin
 from app.recall import RecallService
 from app.recall.routes import recall_memories
+from app.secrets import warm_secret_catalog
 from app.settings import Settings
 from app.ui import template_config, ui_router
 
@@ -111,6 +112,7 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
                 await model.embed_documents(["warm up"])
             if settings.links.auto_supersede:  # its word list, off the first store's path
                 await asyncio.to_thread(warm_supersede_rule)
+            await asyncio.to_thread(warm_secret_catalog)  # compiling its rules, off the first store's path
             app.state.embedder_ready = True
             app.state.embedder = model
             app.state.memory_service = MemoryService(

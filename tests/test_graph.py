@@ -40,6 +40,15 @@ def test_extraction_finds_entities_phrases_tags_and_keywords() -> None:
     assert names["community"] == "tag" and names["peer support"] == "keyword"
 
 
+def test_a_random_token_the_detector_missed_never_becomes_a_concept_but_a_commit_does() -> None:
+    token = "Zq8Lm3Np5Rt7xWv2Kc9Hb4"  # letters of both cases and digits, as a credential is made
+    names = [
+        c.name for c in extract_concepts(f"Deploy uses {token} with pgvector at commit 3f9a2c7e1b8d4f6a0c5e")
+    ]
+    assert not [name for name in names if token.lower() in name]
+    assert "pgvector" in names and any("3f9a2c7e1b8d4f6a0c5e" in name for name in names)
+
+
 def test_normalisation_folds_case_plurals_and_punctuation() -> None:
     assert normalise("Support Groups") == "support group"
     assert normalise("Batteries,") == "batteries," or normalise("Batteries") == "battery"

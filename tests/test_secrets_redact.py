@@ -15,6 +15,7 @@ from app.auth.keys import generate_key
 from app.secrets import KINDS, Detector, placeholders_in, redact, redact_all, secrets_of
 from memoria_bench.secrets.alphabet import ALNUM
 from memoria_bench.secrets.corpus import GENERATORS, TEMPLATES, build_corpus
+from memoria_bench.secrets.dev_corpus import POSITIVES as DEV_POSITIVES
 
 KINDS_GENERATED = sorted(GENERATORS)
 
@@ -23,8 +24,8 @@ def _fake(kind: str, seed: int = 0) -> str:
     return GENERATORS[kind](random.Random(f"{kind}-{seed}"))
 
 
-def test_the_corpus_covers_every_kind_the_detector_labels_but_pypi() -> None:
-    assert set(KINDS) - set(GENERATORS) == {"pypi-token"}
+def test_the_corpora_cover_every_kind_the_rules_label_but_pypi() -> None:
+    assert set(KINDS) - set(GENERATORS) - set(DEV_POSITIVES) == {"pypi-token"}
     assert len(GENERATORS) >= 15
 
 
@@ -37,7 +38,9 @@ def test_each_kind_is_found_whole_and_labelled_in_every_sentence_it_appears_in(k
         text = head.format(user="app", host="db.internal", svc="billing") + value
         text += tail.format(user="app", host="db.internal", svc="billing")
         findings = redact(text).findings
-        assert [(f.kind, f.original) for f in findings] == [(kind, value)], text
+        assert [f.original for f in findings] == [value], text
+        # a value a keyword names may be labelled with its provider by the catalog (`datadog api key:`)
+        assert findings[0].kind == kind or (kind == "secret" and findings[0].kind not in KINDS), text
 
 
 @pytest.mark.parametrize("kind", KINDS_GENERATED)

@@ -13,6 +13,7 @@ import base64
 import hashlib
 import logging
 import os
+import random
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -32,6 +33,7 @@ from app.memories.schemas import Memory
 from app.memories.settings import MemorySettings
 from app.secrets import SecretSettings, Vault, read_sealed
 from app.settings import DatabaseSettings, Settings
+from memoria_bench.secrets.dev_corpus import POSITIVES
 from tests.fakes.apps import headers_for
 from tests.fakes.embedding_server import FakeEmbeddingServer
 from tests.fakes.providers import openai_compatible, openai_settings
@@ -55,6 +57,12 @@ FULL = {
     "source": f"postgres://app:{DB_PASSWORD}@db.internal:5432/shop",
     "metadata": {"ci": {"slack": f"notify with {SLACK}", "steps": ["build", f"push {GITHUB}"]}, "n": 3},
 }
+
+
+def value_of(kind: str, seed: int = 0) -> str:
+    """A credential of `kind` in its provider's format, from the dev corpus' seeded generator."""
+    generate, _ = POSITIVES[kind]
+    return generate(random.Random(f"{kind}-{seed}"))
 
 
 def new_key() -> str:
@@ -366,6 +374,23 @@ async def test_the_concept_graph_never_holds_a_credential(
     assert await conn.fetchval("SELECT count(*) FROM concepts") > 0, "the graph was built"
     assert await conn.fetchval("SELECT count(*) FROM memory_concepts") > 0
     assert leaked(await everything_stored(conn)) == []
+
+
+async def test_credentials_known_by_context_or_a_catalog_format_never_become_concept_names(
+    settings: Settings, embedder: LocalEmbedder, conn: asyncpg.Connection, alice: Headers
+) -> None:
+    originals = tuple(value_of(kind) for kind in ("telegram-bot-token", "linear-api-key", "age-secret-key"))
+    password, mysql_password = value_of("prose-password", 3), value_of("mysql-password")
+    content = (
+        f"Ops notes: alerts go through the bot {originals[0]}; triage uses {originals[1]}; "
+        f"the sops key is {originals[2]}. Router login admin / {password}. "
+        f"Backups: mysqldump -u app -p{mysql_password} Shop"
+    )
+    async with running(settings, embedder) as client:
+        await store(client, alice, {"content": content})
+        await drain(client)
+    assert await conn.fetchval("SELECT count(*) FROM concepts") > 0, "the graph was built"
+    assert leaked(await everything_stored(conn), (*originals, password, mysql_password)) == []
 
 
 async def test_a_hosted_embedding_provider_receives_only_redacted_text(

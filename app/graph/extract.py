@@ -73,6 +73,20 @@ def _looks_technical(token: str) -> bool:
     return any(c.isdigit() for c in token) or any(c in "._/+#" for c in token[1:-1])
 
 
+_RANDOM_RUN = re.compile(r"[A-Za-z0-9+/_=-]{20,}")
+
+
+def _looks_random(display: str) -> bool:
+    """A run of letters of both cases and digits 20 characters or longer (`dckr_pat_2bH8kQz…`,
+    base64): a credential the detector missed or an opaque blob, never an idea worth a node. The
+    text is redacted before it is stored, so this only keeps a credential no rule knows out of the
+    concept names a namespace lists; lower-case hex (a commit, a digest) stays a concept."""
+    for run in _RANDOM_RUN.findall(display):
+        if any(c.isupper() for c in run) and any(c.islower() for c in run) and any(c.isdigit() for c in run):
+            return True
+    return False
+
+
 def _spans(sentence: str) -> list[tuple[str, str]]:
     """(display, kind) candidates from one sentence."""
     tokens = _TOKEN.findall(sentence)
@@ -141,7 +155,7 @@ def extract_concepts(
     seen: dict[str, Concept] = {}
     for display, kind in candidates:
         name = normalise(display)
-        if len(name) < 2 or name in STOPWORDS or len(name) > 80 or name in seen:
+        if len(name) < 2 or name in STOPWORDS or len(name) > 80 or name in seen or _looks_random(display):
             continue
         seen[name] = Concept(name=name, display=display.strip(), kind=kind)
         if len(seen) >= max_concepts:

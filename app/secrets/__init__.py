@@ -6,6 +6,7 @@ the same transaction as the memory. The owner-only read opens them with `read_se
 Without a configured key `Vault.seal` returns no rows: the originals are kept nowhere.
 """
 
+from app.secrets.catalog import warm as warm_secret_catalog
 from app.secrets.detect import KINDS, Detector, Span
 from app.secrets.redact import (
     DEFAULT_DETECTOR,
@@ -56,4 +57,5 @@ __all__ = [
     "redact_all",
     "rotate_keys",
     "secrets_of",
+    "warm_secret_catalog",
 ]

@@ -10,6 +10,8 @@ JWT validity check and its look-alike heuristics.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 import string
 from collections.abc import Callable
@@ -74,6 +76,15 @@ _HEX = re.compile(r"^[0-9a-fA-F]+$")
 _PRINTF = re.compile(r"^%(?:\(|s$|[A-Za-z_]+%$)")
 
 
+_BASE64 = re.compile(r"^[A-Za-z0-9+/]{40,}={0,2}$")
+
+
+def _base64_blob(value: str) -> bool:
+    """Base64 of random bytes (`/Sadl0Fs1Smb…==`), which may start with a `/` that no path has: long,
+    no `.`, `_` or `-`, and letters of both cases with digits."""
+    return bool(_BASE64.match(value)) and _classes(value.rstrip("=").replace("/", "").replace("+", "")) >= 3
+
+
 def _classes(value: str) -> int:
     """How many of lower case, upper case, digits and other characters `value` uses."""
     return (
@@ -112,7 +123,7 @@ def _placeholder(value: str, *, names: bool = True) -> bool:
             "(" in value
             or bool(_ENV_NAME.match(value))
             or bool(_DOTTED_NAME.match(value))
-            or value.startswith(("/", "./", "~/", "../"))
+            or (value.startswith(("/", "./", "~/", "../")) and not _base64_blob(value))
             or "://" in value
         )
     )
@@ -164,11 +175,12 @@ def jwt(entropy: Entropy, value: str) -> bool:
     return value.count(".") >= 2 and bool(JwtTokenDetector.is_formally_valid(value))
 
 
+_DOC_PASSWORDS = frozenset({"password", "pass", "passwd", "pwd", "secret"})
+
+
 def url_password(entropy: Entropy, value: str) -> bool:
     """Any password in a URL but the documentation ones (`user:password@`, `:<pass>@`, `:****@`)."""
-    return value.lower() not in {"password", "pass", "passwd", "pwd", "secret"} and not _placeholder(
-        value, names=False
-    )
+    return value.lower() not in _DOC_PASSWORDS and not _placeholder(value, names=False)
 
 
 def password(entropy: Entropy, value: str) -> bool:
@@ -201,3 +213,66 @@ def always(entropy: Entropy, value: str) -> bool:
 def npm_auth_token(entropy: Entropy, value: str) -> bool:
     """An `.npmrc` `_authToken=` value: a token, unless it names one (`${NPM_TOKEN}`)."""
     return not _placeholder(value) and token(entropy, value)
+
+
+_PASSPHRASE = re.compile(r"^[A-Za-z]{2,}(?:[ \-_.][A-Za-z]{2,}){3,}$")
+"""`correct horse battery staple`: four or more words, what a passphrase is made of."""
+
+
+def _passphrase(value: str) -> bool:
+    return len(value) >= 16 and bool(_PASSPHRASE.match(value)) and not _placeholder(value, names=False)
+
+
+def password_in_prose(entropy: Entropy, value: str) -> bool:
+    """A password that prose names (`admin / Tr0ub4dor&3`): a `password`, or a passphrase; not a
+    command-line flag (`--help`)."""
+    return not value.startswith("-") and (password(entropy, value) or _passphrase(value))
+
+
+def strong_password(entropy: Entropy, value: str) -> bool:
+    """A value after `password`/`passphrase` with no `=`, `:` or `is` between (`passphrase Zq7!mvK2`):
+    prose uses the word that way too (`password reset123 link`), so it takes three kinds of
+    character, or a passphrase."""
+    return password_in_prose(entropy, value) and (_classes(value) >= 3 or _passphrase(value))
+
+
+_IDENTIFIER = re.compile(r"^(?:[A-Z][a-z]{2,}|[A-Z]{2,5}(?=[A-Z][a-z])|[a-z]{2,}|[0-9]{1,6}|_)+$")
+"""`TokenRefreshHandler2024Impl`, `HTTPClientV2`: words run together, a class or function name."""
+
+
+def token_in_prose(entropy: Entropy, value: str) -> bool:
+    """A value right after `token`/`api key`/`secret` with no `=`, `:` or `is` (`the vercel token
+    NGpu…`): prose puts hashes, ids and names there too (`the cache key d41d8cd9…`, `token
+    rotation`), so only a long random run of upper and lower case letters and digits counts."""
+    core = value.rstrip(".,;:)]}")
+    return (
+        len(core) >= 20
+        and not _placeholder(core)
+        and not _IDENTIFIER.match(core)
+        and any(c.isupper() for c in core)
+        and any(c.islower() for c in core)
+        and any(c.isdigit() for c in core)
+        and token(entropy, core)
+        and entropy(core) >= 4.0
+    )
+
+
+def basic_auth(entropy: Entropy, value: str) -> bool:
+    """An `Authorization: Basic` value: base64 of `user:password`; one that does not decode that way
+    still counts when it looks like a token (a header a client sends is never prose)."""
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), altchars=b"-_", validate=False)
+        text = decoded.decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        text = ""
+    if ":" in text and text.isprintable():
+        _, secret_part = text.split(":", 1)
+        return bool(secret_part) and url_password(entropy, secret_part)
+    return bearer(entropy, value)
+
+
+def catalog_value(entropy: Entropy, value: str) -> bool:
+    """What a maintained catalog rule matched (app/secrets/catalog.py): its rule judged the format and
+    context; only documentation values are refused (`AKIAIOSFODNN7EXAMPLE`, `xxxx…`, `${TOKEN}`,
+    `user:password@`)."""
+    return value.lower() not in _DOC_PASSWORDS and not _placeholder(value, names=False)

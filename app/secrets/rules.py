@@ -1,16 +1,20 @@
 """The rules that find credentials: one per way a kind of credential shows up, in priority order.
 
-detect-secrets' plugins' regular expressions where they exist, and patterns for formats they do not
-cover (fine-grained GitHub PATs, OpenAI project keys, Anthropic, Voyage, Google, Hugging Face, npm
-tokens, whole private key blocks, unquoted AWS secret keys, bearer tokens, Memoria's own keys).
-What a rule matched still has to pass its `accept` (app/secrets/accept.py); app/secrets/detect.py
-runs them.
+Three sources, in this order where their matches overlap (the earlier wins): detect-secrets'
+plugins' regular expressions and the formats they do not cover that Memoria kept before it had a
+maintained catalog (fine-grained GitHub PATs, OpenAI project keys, Anthropic, Voyage, Google,
+Hugging Face, npm tokens, whole private key blocks, unquoted AWS secret keys, Memoria's own keys),
+with the command, header and format rules of app/secrets/context_rules.py; then the maintained
+catalog (app/secrets/catalog.py), the source of every other provider format; then the rules marked
+`after_catalog`, which know a credential by a keyword only (URL passwords aside: `password=`,
+`the password is …`, `api_key:`, `Bearer …`, `admin / …`), so a format the catalog names keeps its
+provider's kind. What a rule matched still has to pass its `accept` (app/secrets/accept.py);
+app/secrets/detect.py runs them.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from detect_secrets.plugins.aws import AWSKeyDetector
 from detect_secrets.plugins.basic_auth import RESERVED_CHARACTERS, SUB_DELIMITER_CHARACTERS
@@ -23,8 +27,6 @@ from detect_secrets.plugins.slack import SlackDetector
 from detect_secrets.plugins.stripe import StripeDetector
 
 from app.secrets.accept import (
-    Accept,
-    always,
     aws_secret,
     bearer,
     jwt,
@@ -32,36 +34,13 @@ from app.secrets.accept import (
     npm_auth_token,
     password,
     secret,
+    strong_password,
     token,
+    token_in_prose,
     url_password,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Rule:
-    """One way a kind of credential shows up.
-
-    `group`: the part of the match that is the secret (the password of a URL, the value of an
-    assignment). `triggers`: lowercase substrings one of which the text must hold for the rule to
-    run. `anchored`: the pattern starts with one of its triggers, so it is tried only where they
-    occur (`str.find`, fast) instead of at every position of the text (a case-insensitive pattern, or
-    one starting with an alternation, costs about a millisecond per 4,000 characters that way).
-    `tail`: characters the token may continue with past what the pattern matched (detect-secrets'
-    patterns match a fixed length; a longer real token must not leave a fragment behind). `bounded`:
-    the token must not start or end inside a longer word. `word_start`: only the start is checked
-    (before matching, like `bounded`'s start, so `eyJeyJeyJ…` costs one attempt, not one per `eyJ`).
-    """
-
-    kind: str
-    pattern: re.Pattern[str]
-    triggers: tuple[str, ...]
-    accept: Accept = always
-    group: int | str = 0
-    tail: re.Pattern[str] | None = None
-    bounded: bool = False
-    word_start: bool = False
-    anchored: bool = False
-
+from app.secrets.context_rules import AFTER_CATALOG, BEFORE_CATALOG
+from app.secrets.rule import VALUE, Rule
 
 # Every repetition is bounded: a match, its tail and the checks on its value cost at most a few
 # kilobytes of work, however long a run of token characters the text holds.
@@ -70,20 +49,49 @@ _TOKEN_CHARS = re.compile(rf"[A-Za-z0-9_\-]{{0,{MAX_TOKEN}}}")
 _ALNUM = re.compile(rf"[A-Za-z0-9]{{0,{MAX_TOKEN}}}")
 _JWT_CHARS = re.compile(r"[A-Za-z0-9_\-.+/=]{0,16384}")
 _URL_CHARS = re.escape(RESERVED_CHARACTERS + SUB_DELIMITER_CHARACTERS)
-_ASSIGN = r"""["'\]]{0,2}[ \t]*(?:=>|:=|=|:|[ \t]+is[ \t]+)[ \t]*"""
+_ASSIGN = (
+    r"""["'\]]{0,2}[ \t]*(?:=>|:=|=|:"""
+    r"""|[ \t]+(?:(?:is|was)(?:[ \t]+(?:now|still|set[ \t]+to|changed[ \t]+to))?"""
+    r"""|(?:set|changed)[ \t]+to):?[ \t]+)"""
+    r"""[ \t]*"""
+)
 _VALUE = (
     r"""(?:"(?P<dq>[^"\s]{1,256})"|'(?P<sq>[^'\s]{1,256})'|`(?P<bq>[^`\s]{1,256})`"""
-    r"""|(?P<bare>[^\s"'`]{1,256}))"""
+    r"""|(?P<bare>[^\s"'`]{1,4096}))"""
 )
-_PASSWORD_WORDS = r"(?:pass(?:word|wd|phrase)?|pwd)"  # noqa: S105 - keywords, not a password
-_KEY_QUALIFIERS = ("api", "access", "secret", "private", "signing", "encryption", "master", "license", "app")
+"""A bare value runs up to 4,096 characters: a session token (hundreds of characters) is redacted
+whole, never cut where a shorter bound stopped."""
+_PASSPHRASE_VALUE = r"""(?:"(?P<dq>[^"\n]{1,256})"|'(?P<sq>[^'\n]{1,256})'|(?P<bare>[^\s"'`]{1,256}))"""  # noqa: S105
+"""A quoted password may hold spaces (`passphrase: "correct horse battery staple"`)."""
+_PASSWORD_WORDS = r"(?:pass(?:word|wd|phrase)?|pwd|(?<![A-Za-z0-9])pw)"  # noqa: S105 - keywords, not a password
+_KEY_QUALIFIERS = (
+    "api",
+    "access",
+    "secret",
+    "private",
+    "signing",
+    "encryption",
+    "master",
+    "license",
+    "app",
+    "account",
+    "storage",
+    "admin",
+    "auth",
+    "client",
+    "server",
+    "service",
+    "deploy",
+)
 _SECRET_WORDS = (
     r"(?:secret|token|credentials?|apikey|(?:"
     + "|".join(f"(?<={re.escape(word + sep)})" for word in _KEY_QUALIFIERS for sep in ("", "_", "-", " "))
     + r")key)"
 )
 """Anchored at the keyword itself: `api_key` is found at its `key`, preceded by `api_`."""
-_QUALIFIER = r"(?:[ \t]+(?:for|of|on|in)(?:[ \t]+[\w.\-/]{1,40}){1,4}?(?=[ \t]+is[ \t]|:))?"
+_QUALIFIER = (
+    r"(?:[ \t]+(?:for|of|on|in|to)(?:[ \t]+[\w.\-/]{1,40}){1,4}?(?=[ \t]+(?:is|was|set|changed)[ \t]|:))?"
+)
 """`password for the staging db is …`, `key for the uploader: …`: a few words between the keyword and
 the `is` or colon."""
 
@@ -244,9 +252,10 @@ RULES: tuple[Rule, ...] = (
     ),
     # Memoria's own API keys (app/auth/keys.py: "mem_" + 43 url-safe base64 characters).
     Rule("memoria-key", re.compile(r"mem_[A-Za-z0-9_\-]{43}"), ("mem_",), token, bounded=True),
+    *BEFORE_CATALOG,
     Rule(
         "url-password",
-        re.compile(rf"://[^{_URL_CHARS}\s]*:(?P<password>[^{_URL_CHARS}\s]+)@"),
+        re.compile(rf"://[^{_URL_CHARS}\s]*:(?P<password>[^/?\[\]\s]{{1,256}})@"),
         ("://",),
         url_password,
         group="password",
@@ -259,21 +268,53 @@ RULES: tuple[Rule, ...] = (
         bearer,
         group="token",
         anchored=True,
+        after_catalog=True,
     ),
     Rule(
         "password",
         re.compile(_PASSWORD_WORDS + r"(?![A-Za-z0-9_\-])" + _QUALIFIER + _ASSIGN + _VALUE, re.IGNORECASE),
-        ("pass", "pwd"),
+        ("pass", "pwd", "pw"),
         password,
+        group=VALUE,
         anchored=True,
+        after_catalog=True,
+    ),
+    Rule(
+        "password",
+        re.compile(
+            r"(?:pass(?:word|phrase)|passwd|(?<![A-Za-z0-9])pw)(?![A-Za-z0-9_\-])"
+            + _QUALIFIER
+            + r"(?:"
+            + _ASSIGN
+            + r"|[ \t]+)"
+            + _PASSPHRASE_VALUE,
+            re.IGNORECASE,
+        ),
+        ("pass", "pw"),
+        strong_password,
+        group=VALUE,
+        anchored=True,
+        after_catalog=True,
     ),
     Rule(
         "secret",
         re.compile(_SECRET_WORDS + r"(?![A-Za-z0-9_\-])" + _QUALIFIER + _ASSIGN + _VALUE, re.IGNORECASE),
         ("secret", "token", "credential", "apikey", "key"),
         secret,
+        group=VALUE,
         anchored=True,
+        after_catalog=True,
     ),
+    Rule(
+        "secret",
+        re.compile(_SECRET_WORDS + r"(?![A-Za-z0-9_\-])[ \t]+(?P<bare>[^\s\"'`]{20,1024})", re.IGNORECASE),
+        ("secret", "token", "credential", "apikey", "key"),
+        token_in_prose,
+        group=VALUE,
+        anchored=True,
+        after_catalog=True,
+    ),
+    *AFTER_CATALOG,
 )
 """The rules in priority order; every placeholder kind is one of their `kind`s."""
 
