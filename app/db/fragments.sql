@@ -10,6 +10,15 @@
 m.deleted_at IS NULL
 AND (m.is_sensitive = false OR include_sensitive)
 
+-- fragment: seen(m, owned, include_sensitive, include_deleted)
+-- Who may see a memory, where the reader may reach it through a share: `visible`, and the owner's
+-- trash for its owner alone (`owned`: m's namespace is the reader's own) when they ask for it
+-- (`include_deleted`). A grantee never sees what the owner deleted, to read it or to change it:
+-- every path that takes a memory id (get, change, delete, restore, purge, links) looks the memory up
+-- with this fragment, so a memory in someone else's trash answers as an id nobody has.
+({{ visible(m, include_sensitive) }}
+ OR (owned AND include_deleted AND (m.is_sensitive = false OR include_sensitive)))
+
 -- fragment: current(m, as_of)
 -- A memory whose statement holds at `as_of` (a NULL timestamptz: now): valid from its `valid_from`
 -- (or, without one, from when it was stored) and not yet past its `valid_to`. A supersede ends the

@@ -120,4 +120,4 @@ ORDER BY l.created_at, l.id
 -- The internal id of a memory (by public id) the caller may see, live or in their trash.
 SELECT m.id
 FROM memories m JOIN ({{ seen_namespaces(:user_id::bigint) }}) n ON n.id = m.namespace_id
-WHERE m.public_id = :public_id::bigint AND (m.deleted_at IS NULL OR n.owned)
+WHERE m.public_id = :public_id::bigint AND {{ seen(m, n.owned, true, true) }}

@@ -104,7 +104,7 @@ WHERE namespace_id = :namespace_id::bigint AND content_hash = :content_hash::byt
 -- `n.name` is the namespace as the caller calls it (`@owner/name` when it is shared with them).
 SELECT {{ memory_columns(m, n) }}
 FROM memories m JOIN ({{ seen_namespaces(:user_id::bigint) }}) n ON n.id = m.namespace_id
-WHERE m.public_id = :public_id::bigint AND ({{ visible(m, true) }} OR (:include_deleted::boolean AND n.owned))
+WHERE m.public_id = :public_id::bigint AND {{ seen(m, n.owned, true, :include_deleted::boolean) }}
 
 -- name: list_memories
 -- Keyset pagination over (created_at, id) descending: stable under concurrent inserts. Without
@@ -132,8 +132,7 @@ WHERE (CASE WHEN :namespace_ids::bigint[] IS NULL THEN n.owned ELSE n.id = ANY(:
   AND (:tags::text[] IS NULL OR (CASE WHEN :tags_match_all::boolean THEN m.tags @> :tags ELSE m.tags && :tags END))
   AND (:created_since::timestamptz IS NULL OR m.created_at >= :created_since)
   AND (:created_until::timestamptz IS NULL OR m.created_at < :created_until)
-  AND ({{ visible(m, :include_sensitive::boolean) }}
-       OR (:include_deleted::boolean AND n.owned AND (NOT m.is_sensitive OR :include_sensitive)))
+  AND {{ seen(m, n.owned, :include_sensitive::boolean, :include_deleted::boolean) }}
   AND (:after_created_at::timestamptz IS NULL OR (m.created_at, m.id) < (:after_created_at, (SELECT id FROM page_after)))
   AND (:kind::text IS NULL OR m.kind = :kind)
   AND (:pinned::bool IS NULL OR m.pinned = :pinned)
@@ -228,10 +227,11 @@ UPDATE memories SET
 WHERE id = :memory_id::bigint
 
 -- name: owned_namespace
--- live_namespace for a memory deleted or not.
+-- live_namespace, or for its owner a memory in the trash too (a grantee's delete, restore or purge
+-- of a memory the owner deleted answers 404, as for an id nobody has).
 SELECT m.id, m.namespace_id, n.writable
 FROM memories m JOIN ({{ seen_namespaces(:user_id::bigint) }}) n ON n.id = m.namespace_id
-WHERE m.public_id = :public_id::bigint
+WHERE m.public_id = :public_id::bigint AND {{ seen(m, n.owned, true, true) }}
 
 -- name: lock_owned_memory
 -- Taken after the namespace's graph lock; NULL when a purge removed the memory meanwhile.
