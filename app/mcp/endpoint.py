@@ -40,6 +40,7 @@ from app.core import deadline
 from app.core.deadline import DEADLINE_KIND, WRITE
 from app.errors import TooManyRequests
 from app.mcp import tools
+from app.mcp.bodies import CheckedBodies
 from app.mcp.calls import Caller, call_tool
 from app.mcp.settings import McpSettings
 
@@ -126,6 +127,8 @@ class McpEndpoint:
             ),
             max_request_body_size=max_body_bytes,
         )
+        # too large or a key twice: a JSON-RPC error before the SDK reads it (app/mcp/bodies.py)
+        self._checked = CheckedBodies(cast(Any, self._manager.handle_request), max_body_bytes)
         self.route: ASGIRouteHandler = asgi(
             PATH,
             copy_scope=True,
@@ -171,7 +174,7 @@ class McpEndpoint:
             rate_limited=limited,
         )
         cast(dict[str, Any], scope)[CALLER_KEY] = caller
-        await self._manager.handle_request(cast(Any, scope), cast(Any, receive), cast(Any, send))
+        await self._checked(scope, receive, send)
 
 
 def _namespace(scope: Scope, headers: dict[str, str]) -> str | None:
