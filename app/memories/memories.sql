@@ -17,7 +17,7 @@ m.public_id AS id, n.name AS namespace, m.content, m.category, m.tags, m.importa
 m.is_sensitive, m.has_secrets, m.source, m.metadata, m.embedding_model, m.created_at, m.updated_at,
 m.deleted_at, m.kind, m.pinned, m.expires_at, m.seen_count, m.last_seen_at, m.valid_from, m.valid_to,
 (SELECT s.public_id FROM memory_links l JOIN memories s ON s.id = l.source_id
- WHERE l.target_id = m.id AND l.kind = 'supersedes' AND {{ visible(s, true) }}) AS superseded_by
+ WHERE l.target_id = m.id AND l.kind = 'supersedes' AND {{ visible_to(s, n.owned, true) }}) AS superseded_by
 
 -- fragment: scan_columns()
 id, namespace_id, content, category, tags, expanded_keywords, source, metadata, is_sensitive,
@@ -147,7 +147,7 @@ LIMIT :limit::integer
 -- moves).
 SELECT m.id, m.namespace_id, n.writable
 FROM memories m JOIN ({{ seen_namespaces(:user_id::bigint) }}) n ON n.id = m.namespace_id
-WHERE m.public_id = :public_id::bigint AND m.deleted_at IS NULL
+WHERE m.public_id = :public_id::bigint AND {{ visible_to(m, n.owned, true) }}
 
 -- name: lock_memory
 SELECT m.id, m.namespace_id, m.content_hash, m.content
@@ -228,7 +228,7 @@ WHERE id = :memory_id::bigint
 
 -- name: owned_namespace
 -- live_namespace, or for its owner a memory in the trash too (a grantee's delete, restore or purge
--- of a memory the owner deleted answers 404, as for an id nobody has).
+-- of a memory the owner deleted, or marked sensitive, answers 404, as for an id nobody has).
 SELECT m.id, m.namespace_id, n.writable
 FROM memories m JOIN ({{ seen_namespaces(:user_id::bigint) }}) n ON n.id = m.namespace_id
 WHERE m.public_id = :public_id::bigint AND {{ seen(m, n.owned, true, true) }}
