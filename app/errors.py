@@ -159,7 +159,7 @@ def _raised_in_asyncpg(tb: TracebackType | None) -> bool:
 def database_unavailable(exc: BaseException) -> str | None:
     """Why `exc` means PostgreSQL cannot answer right now (the answer is a 503), or None.
 
-    Unreachable (refused, no socket, connection lost, shutting down, too many connections) and
+    Unreachable (refused, no socket, connection lost or broken, shutting down, too many connections) and
     hung or overloaded (a bound on the pool, a connect, a statement or a `statement_timeout` was
     reached) are conditions a retry can outlive; everything else stays a 500, a bug to fix.
     """
@@ -175,6 +175,11 @@ def database_unavailable(exc: BaseException) -> str | None:
         | asyncpg.ConnectionDoesNotExistError,  # the server closed the connection mid-request
     ):
         return f"the database is unavailable ({type(exc).__name__})"
+    if isinstance(exc, asyncpg.InternalClientError):
+        # the connection's protocol state broke, e.g. PostgreSQL ended the session (its FATAL message
+        # came, the socket's end not yet): "cannot switch to state 15" on the next BEGIN. The pool
+        # terminates such a connection (app/db/pool.py), so a retry gets a new one.
+        return f"the database connection broke ({type(exc).__name__})"
     if isinstance(exc, asyncpg.InterfaceError) and "pool is closing" in str(exc):
         return "the service is shutting down"
     if isinstance(exc, OSError) and _raised_in_asyncpg(exc.__traceback__):

@@ -6,7 +6,8 @@ must become 5) but not JSON, whose values carry their own types: lax mode accept
 straight into the handler's declared type, so the msgspec schema (which also writes the OpenAPI
 document) is exactly what is accepted; what Litestar's own conversion then receives is already typed.
 Bodies that cannot be decoded at all (not JSON, not UTF-8, nested deeper than the decoder's
-recursion limit, empty) are 400 problems instead of the 500s they were.
+recursion limit, empty) are 400 problems instead of the 500s they were, and so is a body with a key
+twice in one object (`app.core.validation.duplicate_key`: a decoder would keep one silently).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from litestar.routes import HTTPRoute
 from litestar.status_codes import HTTP_204_NO_CONTENT
 from litestar.typing import FieldDefinition
 from litestar.utils.typing import make_non_optional_union
+
+from app.core.validation import duplicate_key
 
 _AT_PATH = re.compile(r"^(?P<message>.*) - at `\$(?P<path>.*)`$", re.DOTALL)
 
@@ -57,7 +60,12 @@ def decode_json_body(body: bytes, target: Any) -> Any:
     if not body.strip():
         raise ClientException("request body is empty: send a JSON document")
     try:
-        return _decoder(target).decode(body)
+        decoded = _decoder(target).decode(body)
+        if (twice := duplicate_key(body)) is not None:
+            raise ClientException(
+                f"request body is not valid: the key {twice[:80]!r} appears twice in one object"
+            )
+        return decoded
     except msgspec.ValidationError as exc:
         message, key = str(exc), None
         if located := _AT_PATH.match(message):

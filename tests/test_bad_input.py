@@ -100,6 +100,32 @@ async def test_invalid_json_is_a_400(
     assert await _memory_count(conn) == 0
 
 
+@pytest.mark.parametrize(
+    ("path", "raw"),
+    [
+        pytest.param("/v1/memories", b'{"content": "kept", "content": "stored instead"}', id="store"),
+        pytest.param(
+            "/v1/memories", b'[{"content": "one"}, {"content": "two", "tags": ["a"], "tags": []}]', id="batch"
+        ),
+        pytest.param(
+            "/v1/recall", b'{"query": "deploy", "filters": {"kinds": ["memory"], "kinds": null}}', id="recall"
+        ),
+        pytest.param(
+            "/v1/hooks/claude-code/user-prompt-submit",
+            b'{"prompt": "how do we deploy?", "prompt": "something else"}',
+            id="hook",
+        ),
+    ],
+)
+async def test_a_key_twice_in_one_object_is_a_400_whatever_the_route(
+    client: Client, alice: dict[str, str], conn: asyncpg.Connection, path: str, raw: bytes
+) -> None:
+    # a decoder keeps one of the two silently: which one the caller meant is unknown
+    response = await client.post(path, content=raw, headers=alice | {"content-type": "application/json"})
+    _assert_problem(response, 400, "appears twice in one object")
+    assert await _memory_count(conn) == 0
+
+
 async def test_empty_body_is_a_400_that_says_so(
     client: Client, alice: dict[str, str], conn: asyncpg.Connection
 ) -> None:

@@ -208,6 +208,33 @@ async def test_a_route_whose_database_hangs_answers_503_with_retry_after_within_
 
 @pytest.mark.parametrize(
     "hung_app_client",
+    [
+        {
+            "server": ServerSettings(request_deadline_ms=500, write_deadline_ms=30_000),
+            "database": {"command_timeout_s": 1.5},
+        }
+    ],
+    indirect=True,
+)
+async def test_a_store_while_the_database_hangs_answers_503_once_its_statement_times_out(
+    hung_app_client: Client, alice: dict[str, str]
+) -> None:
+    # a store runs under the write deadline (it embeds what it writes): on a hung database its first
+    # statement's `COMMAND_TIMEOUT_S` is what answers (the bound docs/operate/failure-behaviour.md gives)
+    client = hung_app_client
+    warm = await client.post("/v1/memories", json={"content": "Deploys run from main"}, headers=alice)
+    assert warm.status_code == 201, warm.text
+    with stopped(await backend_pid(client)):
+        response, took = await timed(
+            client, "POST", "/v1/memories", json={"content": "Rollbacks use the last tag"}, headers=alice
+        )
+    assert response.status_code == 503, response.text
+    assert response.headers["retry-after"] == "1"
+    assert 0.5 < took < 1.5 + SLACK_S
+
+
+@pytest.mark.parametrize(
+    "hung_app_client",
     [{"server": ServerSettings(request_deadline_ms=5000), "hooks": HookSettings(budget_ms=300)}],
     indirect=True,
 )

@@ -3,6 +3,7 @@ log line of the request, in JSON when `MEMORIA_SERVER__LOG_FORMAT=json` (uvicorn
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import logging
@@ -18,6 +19,7 @@ from typing import Any
 
 import httpx
 import pytest
+import uvicorn
 from litestar.testing import AsyncTestClient
 
 from app.core.logs import (
@@ -172,3 +174,37 @@ def test_serve_writes_json_lines_and_its_access_line_carries_the_request_id(
     assert not [r for r in records if "color_message" in r]  # uvicorn's ANSI-coloured duplicate
     [access] = [r for r in records if r["logger"] == "uvicorn.access" and r.get("request_id") == "e2e-req-1"]
     assert (access["method"], access["path"], access["status"]) == ("GET", "/healthz", 200)
+
+
+GITHUB_TOKEN = "ghp_" + "R8q2Lm4Zt7Wx1Vb9Nc3Kd6Hf0Jg5Ps2Ay8Eu"
+
+
+async def test_the_access_line_shows_a_query_with_its_credentials_redacted(
+    settings: Settings, embedder: LocalEmbedder, json_lines: io.StringIO
+) -> None:
+    # the web UI's recall page takes its query in the URL: a pasted token must not reach the log
+    config = uvicorn.Config(
+        create_app(settings, embedder=embedder), host="127.0.0.1", port=18752, log_config=None, lifespan="on"
+    )
+    server = uvicorn.Server(config)
+    serving = asyncio.create_task(server.serve())
+    try:
+        while not server.started:
+            assert not serving.done(), serving
+            await asyncio.sleep(0.05)
+        async with httpx.AsyncClient(base_url="http://127.0.0.1:18752") as client:
+            leaked = await client.get(
+                "/recall", params={"q": f"push with {GITHUB_TOKEN} please"}, headers={"X-Request-ID": "q-1"}
+            )
+            plain = await client.get("/recall", params={"q": "deploy"}, headers={"X-Request-ID": "q-2"})
+    finally:
+        server.should_exit = True
+        await serving
+    assert leaked.status_code == plain.status_code == 303  # to the sign-in page; the line is written anyway
+
+    served = [r for r in _parsed(json_lines) if r["logger"] != "httpx"]  # the test's own client logs too
+    assert GITHUB_TOKEN not in json.dumps(served)
+    access = {r["request_id"]: r for r in served if r["logger"] == "uvicorn.access"}
+    assert access["q-1"]["path"] == "/recall?q=push%20with%20[secret:github-token#1]%20please"
+    assert "[secret:github-token#1]" in access["q-1"]["message"]
+    assert access["q-2"]["path"] == "/recall?q=deploy"  # nothing to redact: as sent

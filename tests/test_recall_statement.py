@@ -172,13 +172,18 @@ async def test_postgres_prepares_the_expanded_statement_as_written(conn: asyncpg
 def test_every_copy_of_the_scope_rule_is_the_fragment_expanded() -> None:
     # the rule is written once; each of its uses in the statement is that one text
     in_scope = fragment_text("in_scope", "m", package="app.recall", file="recall.sql")
-    visible = fragment_text("visible", "m", ":include_sensitive::boolean")
+    recall_sql_file = {"package": "app.recall", "file": "recall.sql"}
+    visible = fragment_text(
+        "visible_to", "m", "{{ own_scope(m) }}", ":include_sensitive::boolean", **recall_sql_file
+    )
     flat = " ".join(recall_sql().split())
     assert flat.count(" ".join(in_scope.split())) == 8  # three tiers twice, the ANN scan, the graph check
     # and both exact-scan branches, the by-id check, the successor walk and check, the fixes
     assert flat.count(" ".join(visible.split())) == 14
     # the superseding memory is checked by the same rule, under its own name
-    newer = fragment_text("visible", "newer", ":include_sensitive::boolean")
+    newer = fragment_text(
+        "visible_to", "newer", "{{ own_scope(newer) }}", ":include_sensitive::boolean", **recall_sql_file
+    )
     assert flat.count(" ".join(newer.split())) == 1
     rest = flat.replace(" ".join(visible.split()), "").replace(" ".join(newer.split()), "")
     assert "deleted_at" not in rest

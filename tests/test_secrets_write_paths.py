@@ -253,6 +253,46 @@ async def test_with_redaction_off_text_is_stored_as_given(
     assert await conn.fetchval("SELECT count(*) FROM memory_secrets") == 0
 
 
+# --- names --------------------------------------------------------------------------------------------
+
+
+async def test_a_namespace_or_session_id_holding_a_credential_is_refused_and_nothing_is_stored(
+    client: Client, conn: asyncpg.Connection, alice: Headers
+) -> None:
+    # names are stored and shown as given (a placeholder would make another name): refused, not redacted
+    named = f"proj-{GITHUB}"
+    exchange = {"session_id": "s-1", "turn": 0, "prompt": "Which queue?", "reply": "The invoices one."}
+    refused = [
+        await client.post(
+            "/v1/memories", json={"content": "Deploys run from main", "namespace": named}, headers=alice
+        ),
+        await client.post(
+            "/v1/memories", json=[{"content": "one"}, {"content": "two", "namespace": named}], headers=alice
+        ),
+        await client.post(
+            "/v1/capture/claude-code",
+            params={"namespace": named},
+            json={"exchanges": [exchange]},
+            headers=alice,
+        ),
+        await client.post(
+            "/v1/capture/claude-code",
+            json={"exchanges": [exchange, {**exchange, "turn": 1, "session_id": f"s-{GITHUB}"}]},
+            headers=alice,
+        ),
+    ]
+    for answer, where in zip(
+        refused, ["namespace", "[1].namespace", "namespace", "exchanges[1].session_id"], strict=True
+    ):
+        assert answer.status_code == 422, answer.text
+        assert answer.headers["content-type"].startswith("application/problem+json")
+        detail = answer.json()["detail"]
+        assert detail.startswith(f"{where} holds what looks like a credential (github-token)"), detail
+        assert GITHUB not in answer.text
+    assert leaked(await everything_stored(conn)) == []
+    assert await conn.fetchval("SELECT count(*) FROM memories") == 0
+
+
 # --- length limits -----------------------------------------------------------------------------------
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import asyncpg
+import httpx
 import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
@@ -153,6 +154,105 @@ async def test_what_the_owner_deleted_stays_out_of_reach_of_every_grantee(
     assert [m["id"] for m in listed.json()["items"]] == [kept["id"]]
     mine = await client.get("/v1/memories/" + str(dropped["id"]) + "?include_deleted=true", headers=owner)
     assert mine.status_code == 200, "the owner still sees it"
+
+
+def _masked(answer: httpx.Response, memory_id: int) -> tuple[int, str, str]:
+    """Status, content type and body with the probed id replaced by X."""
+    return answer.status_code, answer.headers["content-type"], answer.text.replace(str(memory_id), "X")
+
+
+async def test_a_write_share_can_neither_restore_nor_purge_what_the_owner_deleted(
+    client: Client, owner: Headers, grantee: Headers, conn: asyncpg.Connection
+) -> None:
+    """The owner's trash is out of a grantee's reach for changes too: restore and purge answer exactly
+    as for an id nobody has, and the memory stays in the owner's trash."""
+    dropped = await store(client, owner, "The old cluster's admin password rotates monthly", "shop")
+    assert (await client.delete(f"/v1/memories/{dropped['id']}", headers=owner)).status_code == 204
+    assert (await share(client, owner, "shop", "bob", "write")).status_code == 201
+    before = await memory_count(conn)
+    missing = 2**52 + 4242  # public ids are drawn below 2**53
+
+    for method, path in [
+        ("POST", "/v1/memories/{}/restore"),
+        ("DELETE", "/v1/memories/{}?purge=true"),
+        ("DELETE", "/v1/memories/{}"),
+        ("PATCH", "/v1/memories/{}"),
+    ]:
+        body = {"importance": 0.9} if method == "PATCH" else None
+        probe = await client.request(method, path.format(dropped["id"]), json=body, headers=grantee)
+        control = await client.request(method, path.format(missing), json=body, headers=grantee)
+        assert probe.status_code == 404, (method, path, probe.text)
+        assert _masked(probe, dropped["id"]) == _masked(control, missing), (method, path)
+    assert await memory_count(conn) == before
+    restored = await client.post(f"/v1/memories/{dropped['id']}/restore", headers=owner)
+    assert restored.status_code == 200 and restored.json()["deleted_at"] is None, "the owner still may"
+
+
+async def test_the_owners_sensitive_memories_are_theirs_alone_whatever_the_share_or_the_flag(
+    client: Client, owner: Headers, grantee: Headers
+) -> None:
+    """`include_sensitive` opens the caller's own sensitive memories, never an owner's to a grantee:
+    no read path shows one, no change reaches one, and its id answers as an id nobody has."""
+    kept = await store(client, owner, PLAN, "shop")
+    pin = await client.post(
+        "/v1/memories",
+        json={"content": "The shop's deploy pager pin is 4417", "namespace": "shop", "is_sensitive": True},
+        headers=owner,
+    )
+    assert pin.status_code == 201, pin.text
+    secret_id = pin.json()["id"]
+    linked = await client.post(
+        f"/v1/memories/{kept['id']}/links", json={"kind": "see-also", "target": secret_id}, headers=owner
+    )
+    assert linked.status_code == 201, linked.text
+    assert (await share(client, owner, "shop", "bob", "write")).status_code == 201
+    missing = 2**52 + 4242
+
+    for method, path, body in [
+        ("GET", "/v1/memories/{}", None),
+        ("GET", "/v1/memories/{}?include_deleted=true", None),
+        ("GET", "/v1/memories/{}/links", None),
+        ("PATCH", "/v1/memories/{}", {"importance": 0.9}),
+        ("POST", "/v1/memories/{}/promote", {}),
+        ("DELETE", "/v1/memories/{}", None),
+        ("DELETE", "/v1/memories/{}?purge=true", None),
+    ]:
+        probe = await client.request(method, path.format(secret_id), json=body, headers=grantee)
+        control = await client.request(method, path.format(missing), json=body, headers=grantee)
+        assert probe.status_code == 404, (method, path, probe.text)
+        assert _masked(probe, secret_id) == _masked(control, missing), (method, path)
+
+    listed = await client.get(
+        "/v1/memories", params={"namespace": "@alice/shop", "include_sensitive": "true"}, headers=grantee
+    )
+    assert [m["id"] for m in listed.json()["items"]] == [kept["id"]]
+    found = await client.post(
+        "/v1/recall",
+        json={
+            "query": "shop deploy pager pin",
+            "namespace": "@alice/shop",
+            "filters": {"include_sensitive": True},
+        },
+        headers=grantee,
+    )
+    assert found.status_code == 200, found.text
+    assert secret_id not in [hit["id"] for hit in found.json()["results"]]
+    assert "4417" not in found.text
+    links = await client.get(f"/v1/memories/{kept['id']}/links", headers=grantee)
+    assert links.json()["links"] == [], "the link's other end is the owner's sensitive memory"
+    exported = await client.get(
+        "/v1/links", params={"namespace": "@alice/shop", "include_sensitive": "true"}, headers=grantee
+    )
+    assert exported.status_code == 200 and exported.json() == [], exported.text
+
+    # the owner's own view is unchanged
+    mine = await client.post(
+        "/v1/recall",
+        json={"query": "shop deploy pager pin", "filters": {"include_sensitive": True}},
+        headers=owner,
+    )
+    assert secret_id in [hit["id"] for hit in mine.json()["results"]]
+    assert (await client.get(f"/v1/memories/{secret_id}", headers=owner)).status_code == 200
 
 
 async def test_a_write_share_stores_changes_and_deletes_in_the_owners_namespace(

@@ -90,10 +90,12 @@ def _read_paths() -> dict[str, str]:
 
 
 def test_every_read_path_says_which_memories_a_reader_may_see_with_the_one_fragment() -> None:
-    # each liveness check is the `visible` fragment expanded (its first line, then its second):
-    # hiding another class of memory from every reader is one edit of app/db/fragments.sql
-    # (under whatever alias the query reads the memory by: `m`, or recall's `newer`)
-    visible = re.compile(r"(\w+)\.deleted_at IS NULL\n\s*AND \(\1\.is_sensitive = false OR [^()]+\)")
+    # each liveness check is the `visible` fragment expanded (its first line, then its second, whose
+    # `include_sensitive` is a grantee's `visible_to` gate on the owner's namespaces, with up to two
+    # levels of parentheses): hiding another class of memory from every reader is one edit of
+    # app/db/fragments.sql (under whatever alias the query reads the memory by: `m`, or recall's `newer`)
+    nested = r"(?:[^()]|\((?:[^()]|\([^()]*\))*\))+"
+    visible = re.compile(r"(\w+)\.deleted_at IS NULL\n\s*AND \(\1\.is_sensitive = false OR " + nested + r"\)")
     for path, sql in _read_paths().items():
         assert "{{" not in sql, path
         uses = len(visible.findall(sql))

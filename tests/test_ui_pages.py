@@ -335,6 +335,29 @@ async def test_one_user_never_sees_anothers_memories(
     assert "Forgotten on" not in (await client.get(f"/memories/{memory_id}")).text
 
 
+async def test_a_write_share_grantee_can_neither_restore_nor_purge_the_owners_trash_from_the_forms(
+    client: Client, alice_key: str, conn: asyncpg.Connection
+) -> None:
+    bob_key = (await scoped_key(conn, "bob", ["read", "write"])).key
+    alice_csrf = await sign_in(client, alice_key)
+    memory_id = await add_memory(client, alice_csrf, "Alice's old runbook", namespace="team")
+    forgot = await client.post(f"/memories/{memory_id}/forget", data={"csrf_token": alice_csrf})
+    assert forgot.status_code == 303
+    await conn.execute(
+        "INSERT INTO namespace_shares (namespace_id, grantee_id, permission)"
+        " SELECT n.id, u.id, 'write' FROM namespaces n, users u WHERE n.name = 'team' AND u.name = 'bob'"
+    )
+    client.cookies.clear()
+    bob_csrf = await sign_in(client, bob_key)
+    restore = await client.post(f"/memories/{memory_id}/restore", data={"csrf_token": bob_csrf})
+    assert restore.status_code == 404, restore.text
+    purge = await client.post(
+        f"/memories/{memory_id}/purge", data={"csrf_token": bob_csrf, "confirm": "purge"}
+    )
+    assert purge.status_code == 404, purge.text
+    assert await conn.fetchval("SELECT deleted_at IS NOT NULL FROM memories") is True
+
+
 async def test_the_namespace_pickers_offer_the_users_own_namespaces_by_name(
     client: Client, alice_key: str, conn: asyncpg.Connection
 ) -> None:

@@ -81,6 +81,10 @@ class CaptureService:
             raise InvalidInput(
                 f"a capture holds at most {self._settings.max_exchanges} exchanges, got {count}"
             )
+        # names are stored as given: one holding a credential is refused, as every write path does
+        self._memories.check_name(namespace, "namespace")
+        for index, exchange in enumerate(request.exchanges):
+            self._memories.check_name(exchange.session_id, f"exchanges[{index}].session_id")
         if not self._settings.enabled:
             self._metrics.skipped(DISABLED, count)
             return CaptureResult(

@@ -25,6 +25,8 @@ _request_id: ContextVar[str | None] = ContextVar("memoria_request_id", default=N
 
 _ACCESS_LOGGER = "uvicorn.access"
 _ACCESS_FIELDS = ("client", "method", "path", "http_version", "status")
+_PATH_AT = _ACCESS_FIELDS.index("path")
+_access_path: ContextVar[str | None] = ContextVar("memoria_access_path", default=None)
 
 
 def accept_request_id(incoming: str | None) -> str:
@@ -48,6 +50,16 @@ def current_request_id() -> str | None:
     return _request_id.get()
 
 
+def bind_access_path(path: str) -> Token[str | None]:
+    """The request's path and query as its access line shows them, in place of what the client sent
+    (`app/observability` binds a query with its credentials redacted); `unbind_access_path` ends it."""
+    return _access_path.set(path)
+
+
+def unbind_access_path(token: Token[str | None]) -> None:
+    _access_path.reset(token)
+
+
 class RequestIdFilter(logging.Filter):
     """Puts the current request id on the record (`request_id`); never drops a record."""
 
@@ -60,10 +72,14 @@ class RequestIdFilter(logging.Filter):
 
 class AccessFieldsFilter(logging.Filter):
     """Gives uvicorn's access line its parts as fields (client, method, path, http_version, status),
-    so a JSON line can be queried without parsing the message."""
+    so a JSON line can be queried without parsing the message; its path is the one the request bound
+    (`bind_access_path`), if any, in the line and in the field."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.name == _ACCESS_LOGGER and isinstance(record.args, tuple) and len(record.args) == 5:
+            path = _access_path.get()
+            if path is not None:
+                record.args = (*record.args[:_PATH_AT], path, *record.args[_PATH_AT + 1 :])
             for name, value in zip(_ACCESS_FIELDS, record.args, strict=True):
                 setattr(record, name, value)
         return True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +21,32 @@ def no_nul(value: Any, where: str) -> None:
     elif isinstance(value, list):
         for index, item in enumerate(value):
             no_nul(item, f"{where}[{index}]")
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> None:
+    """An object's members, refused when a name repeats; nothing is kept (only the check is wanted)."""
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise _DuplicateKey(key)
+        seen.add(key)
+
+
+def duplicate_key(document: bytes | str) -> str | None:
+    """The first name that appears twice in one object of a JSON document (already decoded once, so
+    known to be valid), or None. Decoders keep the last of them silently, so `{"name": "memory_list",
+    "name": "memory_store"}` meant whatever the decoder chose: every JSON body the service reads (the
+    REST API's, `/mcp`'s) is refused instead. RecursionError for a document nested too deeply."""
+    try:
+        json.loads(document, object_pairs_hook=_unique_keys)
+    except _DuplicateKey as found:
+        return found.key
+    return None
 
 
 @dataclass(frozen=True, slots=True)

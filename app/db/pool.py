@@ -65,6 +65,12 @@ def _terminate(conn: Any) -> None:
         conn.terminate()
 
 
+# What leaves a connection unfit for the next request: an interrupted statement (below), or a protocol
+# state asyncpg can no longer go on from (InternalClientError: PostgreSQL ended the session and its
+# FATAL message came before the socket's end), which the reset-free release would hand on as it is.
+_UNUSABLE = (asyncio.CancelledError, TimeoutError, asyncpg.InternalClientError)
+
+
 class _BoundedAcquire:
     """`pool.acquire()` with a bounded wait, releasing an interrupted connection without waiting.
 
@@ -88,7 +94,7 @@ class _BoundedAcquire:
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        if exc_type is not None and issubclass(exc_type, (asyncio.CancelledError, TimeoutError)):
+        if exc_type is not None and issubclass(exc_type, _UNUSABLE):
             _terminate(self._conn)
         await self._inner.__aexit__(exc_type, exc, tb)
 

@@ -59,7 +59,9 @@ class DatabaseSettings(Section):
     command_timeout_s: float = Field(
         default=10.0,
         gt=0,
-        description="Client-side timeout of one SQL statement, a backstop behind the request deadline.",
+        description="Client-side timeout of one SQL statement, a backstop behind the request deadline; on a "
+        "hung database it is what answers the 503 of the routes that embed what they write (their write "
+        "deadline is longer).",
     )
     connect_timeout_s: float = Field(
         default=5.0,

@@ -7,6 +7,10 @@
 m.public_id, m.id, m.namespace_id, n.name AS namespace, n.writable, m.deleted_at IS NULL AS live,
 m.valid_from, m.valid_to, m.created_at, m.content, m.kind AS memory_kind
 
+-- fragment: owned_by(m, user)
+-- m's namespace is the user's own (not one shared with them).
+m.namespace_id IN (SELECT id FROM namespaces WHERE user_id = user)
+
 -- fragment: supersede_end(m, at)
 -- When a superseded memory stops holding: when its successor starts (`at`), never before it
 -- started itself, and never later than an end it had already.
@@ -18,7 +22,7 @@ least(coalesce(m.valid_to, 'infinity'::timestamptz), greatest(at, coalesce(m.val
 -- locked in id order (two writers linking the same pair both ways wait, never deadlock).
 SELECT {{ link_end_columns(m, n) }}
 FROM memories m JOIN ({{ seen_namespaces(:user_id::bigint) }}) n ON n.id = m.namespace_id
-WHERE m.public_id = ANY(:public_ids::bigint[]) AND (m.deleted_at IS NULL OR n.owned)
+WHERE m.public_id = ANY(:public_ids::bigint[]) AND {{ seen(m, n.owned, true, true) }}
 ORDER BY m.id
 FOR UPDATE OF m
 
@@ -94,14 +98,14 @@ SELECT l.kind, 'out' AS direction, l.origin, l.reason, l.created_at AS linked_at
 FROM memory_links l
 JOIN memories o ON o.id = l.target_id
 JOIN ({{ seen_namespaces(:user_id::bigint) }}) n ON n.id = o.namespace_id
-WHERE l.source_id = :memory_id::bigint AND o.deleted_at IS NULL
+WHERE l.source_id = :memory_id::bigint AND {{ visible_to(o, n.owned, true) }}
 UNION ALL
 SELECT l.kind, 'in', l.origin, l.reason, l.created_at,
        {{ link_end_columns(o, n) }}
 FROM memory_links l
 JOIN memories o ON o.id = l.source_id
 JOIN ({{ seen_namespaces(:user_id::bigint) }}) n ON n.id = o.namespace_id
-WHERE l.target_id = :memory_id::bigint AND o.deleted_at IS NULL
+WHERE l.target_id = :memory_id::bigint AND {{ visible_to(o, n.owned, true) }}
 ORDER BY linked_at, public_id
 
 -- name: namespace_links
@@ -112,12 +116,12 @@ FROM memory_links l
 JOIN memories s ON s.id = l.source_id
 JOIN memories t ON t.id = l.target_id
 WHERE s.namespace_id = ANY(:namespace_ids::bigint[])
-  AND {{ visible(s, :include_sensitive::boolean) }}
-  AND {{ visible(t, :include_sensitive) }}
+  AND {{ visible_to(s, {{ owned_by(s, :user_id::bigint) }}, :include_sensitive::boolean) }}
+  AND {{ visible_to(t, {{ owned_by(t, :user_id) }}, :include_sensitive) }}
 ORDER BY l.created_at, l.id
 
 -- name: seen_memory
 -- The internal id of a memory (by public id) the caller may see, live or in their trash.
 SELECT m.id
 FROM memories m JOIN ({{ seen_namespaces(:user_id::bigint) }}) n ON n.id = m.namespace_id
-WHERE m.public_id = :public_id::bigint AND (m.deleted_at IS NULL OR n.owned)
+WHERE m.public_id = :public_id::bigint AND {{ seen(m, n.owned, true, true) }}

@@ -89,6 +89,7 @@ class LinksOf(_LinksQuery):
 class NamespaceLinks(_LinksQuery):
     QUERY = "namespace_links"
     namespace_ids: list[int]
+    user_id: int
     include_sensitive: bool
 
 

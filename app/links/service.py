@@ -189,7 +189,7 @@ class LinkService:
         async with self.db.write.acquire() as conn:
             namespace_ids = await resolve_namespaces(conn, user_id, namespaces)
             rows = await q.NamespaceLinks(
-                namespace_ids=namespace_ids, include_sensitive=include_sensitive
+                namespace_ids=namespace_ids, user_id=user_id, include_sensitive=include_sensitive
             ).fetch(conn)
         return [
             ExportedLink(

@@ -118,11 +118,14 @@ def _nothing_in(namespace: str | None) -> str:
 
 
 def _namespace(caller: Caller, given: str | None) -> str | None:
+    """The namespace a call names, else the connection's; a name given is checked as REST checks it
+    (`""` is a 422 there and a tool error here, never the default namespace)."""
     return given if given is not None else caller.namespace
 
 
 async def _store(caller: Caller, args: tools.StoreToolArgs) -> str:
-    namespace = _namespace(caller, args.namespace) or "default"
+    named = _namespace(caller, args.namespace)
+    namespace = named if named is not None else "default"
     items = [
         MemoryIn(
             content=m.content,
@@ -216,7 +219,7 @@ async def _forget(caller: Caller, args: tools.ForgetToolArgs) -> str:
 
 async def _list(caller: Caller, args: tools.ListToolArgs) -> str:
     namespace = _namespace(caller, args.namespace)
-    filters = ListFilters(namespaces=[namespace] if namespace else None, category=args.category)
+    filters = ListFilters(namespaces=[namespace] if namespace is not None else None, category=args.category)
     try:
         page = await caller.memories.list(
             caller.user.id, filters, args.limit if args.order == "recent" else IMPORTANT_WINDOW

@@ -40,6 +40,7 @@ from app.core import deadline
 from app.core.deadline import DEADLINE_KIND, WRITE
 from app.errors import TooManyRequests
 from app.mcp import tools
+from app.mcp.bodies import CheckedBodies
 from app.mcp.calls import Caller, call_tool
 from app.mcp.settings import McpSettings
 from app.mcp.streams import EventStreams
@@ -128,6 +129,8 @@ class McpEndpoint:
             ),
             max_request_body_size=max_body_bytes,
         )
+        # too large or a key twice: a JSON-RPC error before the SDK reads it (app/mcp/bodies.py)
+        self._checked = CheckedBodies(cast(Any, self._manager.handle_request), max_body_bytes)
         self.route: ASGIRouteHandler = asgi(
             PATH,
             copy_scope=True,
@@ -174,7 +177,7 @@ class McpEndpoint:
         )
         cast(dict[str, Any], scope)[CALLER_KEY] = caller
         if scope.get("method") != "GET":
-            await self._manager.handle_request(cast(Any, scope), cast(Any, receive), cast(Any, send))
+            await self._checked(scope, receive, send)  # bodies bounded and checked (app.mcp.bodies)
             return
         if limited is not None:
             raise limited  # a key over its rate limit opens no stream

@@ -17,7 +17,7 @@ m.public_id AS id, n.name AS namespace, m.content, m.category, m.tags, m.importa
 m.is_sensitive, m.has_secrets, m.source, m.metadata, m.embedding_model, m.created_at, m.updated_at,
 m.deleted_at, m.kind, m.pinned, m.expires_at, m.seen_count, m.last_seen_at, m.valid_from, m.valid_to,
 (SELECT s.public_id FROM memory_links l JOIN memories s ON s.id = l.source_id
- WHERE l.target_id = m.id AND l.kind = 'supersedes' AND {{ visible(s, true) }}) AS superseded_by
+ WHERE l.target_id = m.id AND l.kind = 'supersedes' AND {{ visible_to(s, n.owned, true) }}) AS superseded_by
 
 -- fragment: scan_columns()
 id, namespace_id, content, category, tags, expanded_keywords, source, metadata, is_sensitive,
@@ -104,7 +104,7 @@ WHERE namespace_id = :namespace_id::bigint AND content_hash = :content_hash::byt
 -- `n.name` is the namespace as the caller calls it (`@owner/name` when it is shared with them).
 SELECT {{ memory_columns(m, n) }}
 FROM memories m JOIN ({{ seen_namespaces(:user_id::bigint) }}) n ON n.id = m.namespace_id
-WHERE m.public_id = :public_id::bigint AND ({{ visible(m, true) }} OR (:include_deleted::boolean AND n.owned))
+WHERE m.public_id = :public_id::bigint AND {{ seen(m, n.owned, true, :include_deleted::boolean) }}
 
 -- name: list_memories
 -- Keyset pagination over (created_at, id) descending: stable under concurrent inserts. Without
@@ -132,8 +132,7 @@ WHERE (CASE WHEN :namespace_ids::bigint[] IS NULL THEN n.owned ELSE n.id = ANY(:
   AND (:tags::text[] IS NULL OR (CASE WHEN :tags_match_all::boolean THEN m.tags @> :tags ELSE m.tags && :tags END))
   AND (:created_since::timestamptz IS NULL OR m.created_at >= :created_since)
   AND (:created_until::timestamptz IS NULL OR m.created_at < :created_until)
-  AND ({{ visible(m, :include_sensitive::boolean) }}
-       OR (:include_deleted::boolean AND n.owned AND (NOT m.is_sensitive OR :include_sensitive)))
+  AND {{ seen(m, n.owned, :include_sensitive::boolean, :include_deleted::boolean) }}
   AND (:after_created_at::timestamptz IS NULL OR (m.created_at, m.id) < (:after_created_at, (SELECT id FROM page_after)))
   AND (:kind::text IS NULL OR m.kind = :kind)
   AND (:pinned::bool IS NULL OR m.pinned = :pinned)
@@ -148,7 +147,7 @@ LIMIT :limit::integer
 -- moves).
 SELECT m.id, m.namespace_id, n.writable
 FROM memories m JOIN ({{ seen_namespaces(:user_id::bigint) }}) n ON n.id = m.namespace_id
-WHERE m.public_id = :public_id::bigint AND m.deleted_at IS NULL
+WHERE m.public_id = :public_id::bigint AND {{ visible_to(m, n.owned, true) }}
 
 -- name: lock_memory
 SELECT m.id, m.namespace_id, m.content_hash, m.content
@@ -228,10 +227,11 @@ UPDATE memories SET
 WHERE id = :memory_id::bigint
 
 -- name: owned_namespace
--- live_namespace for a memory deleted or not.
+-- live_namespace, or for its owner a memory in the trash too (a grantee's delete, restore or purge
+-- of a memory the owner deleted, or marked sensitive, answers 404, as for an id nobody has).
 SELECT m.id, m.namespace_id, n.writable
 FROM memories m JOIN ({{ seen_namespaces(:user_id::bigint) }}) n ON n.id = m.namespace_id
-WHERE m.public_id = :public_id::bigint
+WHERE m.public_id = :public_id::bigint AND {{ seen(m, n.owned, true, true) }}
 
 -- name: lock_owned_memory
 -- Taken after the namespace's graph lock; NULL when a purge removed the memory meanwhile.

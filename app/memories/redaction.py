@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.errors import InvalidInput
-from app.secrets import Secret, placeholders_in, redact_all, secrets_of
+from app.secrets import Secret, placeholders_in, redact, redact_all, secrets_of
 from app.secrets.detect import PLACEHOLDER
 
 TEXT_FIELDS = ("content", "category", "tags", "expanded_keywords", "source", "metadata")
@@ -105,3 +105,16 @@ def check_stored_bounds(fields: Mapping[str, Any], where: str = "") -> None:
                 f"{where}{name} is {len(value)} characters once its credentials are replaced by "
                 f"placeholders; at most {bound} can be stored"
             )
+
+
+def refuse_credential_in_name(name: str, where: str) -> None:
+    """A name the service stores and shows as given (a namespace, a capture's session id) is never
+    rewritten, as free text is: a placeholder in it would make it another name, one the caller does
+    not know. One that holds a credential is refused (422, naming the kind, never the credential)."""
+    findings = redact(name).findings
+    if findings:
+        kinds = ", ".join(sorted({finding.kind for finding in findings}))
+        raise InvalidInput(
+            f"{where} holds what looks like a credential ({kinds}); names are stored and shown as given, "
+            "so choose one without it"
+        )

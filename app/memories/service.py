@@ -70,6 +70,9 @@ class MemoryService:
     def prepare(self, items: Sequence[MemoryIn]) -> tuple[list[MemoryIn], list[RedactedFields]]:
         return self.writes.prepare(items)
 
+    def check_name(self, name: str, where: str) -> None:
+        self.writes.check_name(name, where)
+
     async def update(
         self, user_id: int, memory_id: int, patch: MemoryPatch, *, promote: bool = False
     ) -> Memory:

@@ -26,7 +26,13 @@ from app.embeddings.backfill import embedding_job
 from app.graph import indexing_jobs
 from app.jobs import JobQueue, JobSettings, NewJob
 from app.links.settings import LinkSettings
-from app.memories.redaction import TEXT_FIELDS, RedactedFields, check_stored_bounds, redact_fields
+from app.memories.redaction import (
+    TEXT_FIELDS,
+    RedactedFields,
+    check_stored_bounds,
+    redact_fields,
+    refuse_credential_in_name,
+)
 from app.memories.schemas import MemoryIn
 from app.memories.settings import MemorySettings
 from app.memories.validation import clean_memory
@@ -98,10 +104,17 @@ class WritePath:
         for i, item in enumerate(items):
             where = f"[{i}]." if many else ""
             memory = clean_memory(item, self.limits, where)
+            self.check_name(memory.namespace, f"{where}namespace")
             fields = self.redacted({name: getattr(memory, name) for name in TEXT_FIELDS}, where)
             redacted.append(fields)
             cleaned.append(msgspec.structs.replace(memory, **fields.fields))
         return cleaned, redacted
+
+    def check_name(self, name: str, where: str) -> None:
+        """The credential check of a name (a namespace, a session id): refused when it holds one
+        (redaction's counterpart for what must stay as given), unless redaction is off."""
+        if self.redact:
+            refuse_credential_in_name(name, where)
 
     def redacted(self, fields: dict[str, Any], where: str = "", used: Sequence[int] = ()) -> RedactedFields:
         """`fields` with credentials replaced (unless redaction is off), within the stored bounds."""

@@ -2,7 +2,7 @@
 --
 -- This is the statement as PostgreSQL runs it, except that parameters are named (:name) and each
 -- rule it repeats is written once, as a fragment below, and used as `{{ fragment(args) }}`
--- (app/db/queries.py expands them on first use; `visible` is app/db/fragments.sql's, shared with
+-- (app/db/queries.py expands them on first use; `visible_to` is app/db/fragments.sql's, shared with
 -- every read path). app/recall/statement.py binds the parameters from RecallArgs, whose field
 -- order numbers them $1, $2, ... (in the order the expanded statement first uses them).
 --
@@ -21,7 +21,7 @@
 --   A dense weight above 0 always comes with a query vector (RecallArgs refuses anything else).
 --
 -- [in scope] The same filter in every leg, so that all legs rank the same population: the
---   caller's namespaces, live, not sensitive unless asked, and the optional row filters (the kinds
+--   caller's namespaces, live, not sensitive unless asked (and theirs), and the optional row filters (the kinds
 --   filter among them: curated memories, captured episodes, or both). Those sit
 --   behind the one :row_filters gate: a generic plan cannot fold `$x IS NULL OR ...` away, and five
 --   such clauses multiplied made it expect ~5 rows in scope and pick a sequential scan over the
@@ -55,16 +55,21 @@
 --   strongest edges at each end, in weight order from the (end, weight DESC) edge indexes, twice
 --   the fanout so that skipping hub concepts still leaves enough, then the fanout strongest
 --   non-hub neighbours.
+-- fragment: own_scope(m)
+-- m's namespace is one of the caller's own in scope (not one shared with them): where their
+-- sensitive memories may be (app/db/fragments.sql, `visible_to`).
+m.namespace_id = ANY((SELECT own_ids FROM scope_ids)::bigint[])
+
 -- fragment: in_scope(m)
 -- [in scope]: the caller's namespaces, a memory they may see, and the row filters behind their gate.
 m.namespace_id = ANY((SELECT ids FROM scope_ids)::bigint[])
-AND {{ visible(m, :include_sensitive::boolean) }}
+AND {{ visible_to(m, {{ own_scope(m) }}, :include_sensitive::boolean) }}
 AND (NOT :row_filters::boolean OR {{ row_filters(m) }})
 
 -- fragment: scope_only(m)
 -- [in scope] without the row filters: for the dense exact scan's branches, which gate them apart.
 m.namespace_id = ANY((SELECT ids FROM scope_ids)::bigint[])
-AND {{ visible(m, :include_sensitive::boolean) }}
+AND {{ visible_to(m, {{ own_scope(m) }}, :include_sensitive::boolean) }}
 
 -- fragment: row_filters(m)
 -- The optional row filters, each off when its parameter is NULL (the kinds filter among them:
@@ -114,12 +119,12 @@ WITH RECURSIVE
 -- named namespace that is neither yields no row: the caller compares :scope_found with what it
 -- named. `label` is what a hit reports as its namespace.
 in_scope AS MATERIALIZED (
-    SELECT n.id, n.name AS label
+    SELECT n.id, n.name AS label, true AS owned
     FROM namespaces n
     WHERE n.user_id = :user_id::bigint
       AND (:own_names::text[] IS NULL OR n.name = ANY(:own_names::text[]))
     UNION ALL
-    SELECT shared.id, '@' || owner.name || '/' || shared.name
+    SELECT shared.id, '@' || owner.name || '/' || shared.name, false
     FROM namespace_shares share
     JOIN namespaces shared ON shared.id = share.namespace_id
     JOIN users owner ON owner.id = shared.user_id
@@ -130,7 +135,9 @@ in_scope AS MATERIALIZED (
 -- reads the same way. The legs read it as `ANY((SELECT ids FROM scope_ids)::bigint[])`: the cast
 -- makes ANY take the one array (bare, ANY would compare with each row of a subquery).
 scope_ids AS (
-    SELECT coalesce(array_agg(id ORDER BY id), '{}') AS ids FROM in_scope
+    SELECT coalesce(array_agg(id ORDER BY id), '{}') AS ids,
+           coalesce(array_agg(id ORDER BY id) FILTER (WHERE owned), '{}') AS own_ids
+    FROM in_scope
 ),
 -- The query three ways: strict (all words, websearch syntax); broad (any lexeme, plus expanded
 -- terms), which ranks every OR match; and rare, the broad lexemes the planner statistics do not
@@ -494,7 +501,7 @@ successors AS (
         FROM memory_links l
         JOIN memories m ON m.id = l.source_id
         WHERE l.target_id = s.id AND l.kind = 'supersedes'
-          AND {{ visible(m, :include_sensitive::boolean) }}
+          AND {{ visible_to(m, {{ own_scope(m) }}, :include_sensitive::boolean) }}
         OFFSET 0
     ) newer
     WHERE NOT :include_superseded
@@ -509,7 +516,7 @@ resolved AS (
        OR EXISTS (
               SELECT 1 FROM memories m
               WHERE m.id = s.id
-                AND {{ visible(m, :include_sensitive::boolean) }}
+                AND {{ visible_to(m, {{ own_scope(m) }}, :include_sensitive::boolean) }}
                 AND {{ current(m, :as_of::timestamptz) }})
     ORDER BY s.matched_id, s.depth DESC
 ),
@@ -555,7 +562,7 @@ ranked AS (
     CROSS JOIN LATERAL (
         SELECT importance, created_at, kind FROM memories m
         WHERE id = f.id
-          AND {{ visible(m, :include_sensitive::boolean) }}
+          AND {{ visible_to(m, {{ own_scope(m) }}, :include_sensitive::boolean) }}
           AND (:include_superseded OR {{ current(m, :as_of) }})
         OFFSET 0
     ) m
@@ -573,7 +580,7 @@ companions AS (
         FROM memory_links l
         JOIN memories m ON m.id = l.target_id
         WHERE l.source_id = r.id AND l.kind = 'resolved-by'
-          AND {{ visible(m, :include_sensitive::boolean) }}
+          AND {{ visible_to(m, {{ own_scope(m) }}, :include_sensitive::boolean) }}
           AND (:include_superseded OR {{ current(m, :as_of) }})
         ORDER BY m.id
         LIMIT 3
@@ -607,7 +614,7 @@ SELECT m.public_id AS id,
        (SELECT newer.public_id
         FROM memory_links l JOIN memories newer ON newer.id = l.source_id
         WHERE l.target_id = r.id AND l.kind = 'supersedes'
-          AND {{ visible(newer, :include_sensitive::boolean) }}) AS superseded_by,
+          AND {{ visible_to(newer, {{ own_scope(newer) }}, :include_sensitive::boolean) }}) AS superseded_by,
        (SELECT problem.public_id FROM memories problem WHERE problem.id = r.problem_id) AS came_with
 FROM answer r
 -- [by id]
