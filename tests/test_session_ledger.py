@@ -149,8 +149,9 @@ async def test_a_deleted_memory_takes_its_ledger_rows_with_it(
         "abc\ndef",
         "",
         "'; DROP TABLE session_ledger; --",
+        "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
     ],
-    ids=["one-too-long", "huge", "path", "newline", "empty", "sql"],
+    ids=["one-too-long", "huge", "path", "newline", "empty", "sql", "a-credential"],
 )
 async def test_an_unusable_session_id_is_served_without_the_ledger(
     client: Client, alice: dict[str, str], conn: asyncpg.Connection, session_id: str

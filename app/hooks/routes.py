@@ -66,6 +66,7 @@ from app.hooks.policy import judge
 from app.hooks.settings import HookSettings
 from app.hooks.start_context import session_start_context
 from app.memories.ledger import SessionLedger, session_key
+from app.memories.redaction import credentials_in
 from app.middleware import DEADLINE_ANSWER
 from app.recall.schemas import RecallHit, RecallRequest
 from app.recall.service import RecallService
@@ -104,6 +105,9 @@ def _ledger(
 ) -> SessionLedger | None:
     """The session's ledger, or None: no usable session id, or the ledger switched off."""
     key = session_key(session_id)
+    if key is not None and credentials_in(key):  # stored in the ledger: never a credential
+        log.info("hook event whose session id holds what looks like a credential: no ledger")
+        return None
     if key is None or settings.ledger_ttl_hours <= 0:
         if session_id is not None and key is None:  # the id itself is never logged
             log.info(

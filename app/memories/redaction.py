@@ -24,6 +24,7 @@ from typing import Any
 from app.errors import InvalidInput
 from app.secrets import Secret, placeholders_in, redact, redact_all, secrets_of
 from app.secrets.detect import PLACEHOLDER
+from app.secrets.redact import Finding
 
 TEXT_FIELDS = ("content", "category", "tags", "expanded_keywords", "source", "metadata")
 """The fields of a memory that hold free text, in the order their strings are numbered."""
@@ -107,11 +108,16 @@ def check_stored_bounds(fields: Mapping[str, Any], where: str = "") -> None:
             )
 
 
+def credentials_in(text: str) -> list[Finding]:
+    """What credential detection finds in `text` (empty: none)."""
+    return list(redact(text).findings)
+
+
 def refuse_credential_in_name(name: str, where: str) -> None:
     """A name the service stores and shows as given (a namespace, a capture's session id) is never
     rewritten, as free text is: a placeholder in it would make it another name, one the caller does
     not know. One that holds a credential is refused (422, naming the kind, never the credential)."""
-    findings = redact(name).findings
+    findings = credentials_in(name)
     if findings:
         kinds = ", ".join(sorted({finding.kind for finding in findings}))
         raise InvalidInput(
