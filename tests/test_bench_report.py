@@ -136,7 +136,7 @@ def test_a_bench_json_report_carries_its_command_commit_date_and_machine(tmp_pat
     code, output, pages = _render(tmp_path, json.loads(out.read_text()))
     assert code == 0, output
     page = pages / f"{origin['started_utc'][:10]}-secrets.md"
-    assert "## Targets" in page.read_text() and "## per_kind" in page.read_text()
+    assert "## Targets" in page.read_text() and "## corpora" in page.read_text()
 
 
 def test_the_command_line_in_a_report_gives_every_option_set_but_never_an_api_key() -> None:
