@@ -123,6 +123,7 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
                 index_graph=settings.graph.enabled,
                 secrets=settings.secrets,  # redaction on every write; originals sealed when keys are set
                 links=settings.links,  # the automatic supersede on store
+                namespaces=settings.namespaces,  # the cap on a user's own namespaces
             )
             app.state.link_service = LinkService(db)
             app.state.recall_service = RecallService(

@@ -28,6 +28,7 @@ from app.jobs.settings import JobSettings
 from app.links.settings import LinkSettings
 from app.mcp.settings import McpSettings
 from app.memories.settings import MemorySettings
+from app.namespaces.settings import NamespaceSettings
 from app.observability.settings import MetricsSettings
 from app.recall.settings import RecallSettings
 from app.secrets.settings import SecretSettings
@@ -46,6 +47,7 @@ __all__ = [
     "McpSettings",
     "MemorySettings",
     "MetricsSettings",
+    "NamespaceSettings",
     "RecallSettings",
     "SecretSettings",
     "ServerSettings",
@@ -161,6 +163,7 @@ class Settings(BaseSettings):
     auth: AuthSettings = Field(default_factory=AuthSettings)
     embeddings: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     memories: MemorySettings = Field(default_factory=MemorySettings)
+    namespaces: NamespaceSettings = Field(default_factory=NamespaceSettings)
     recall: RecallSettings = Field(default_factory=RecallSettings)
     graph: GraphSettings = Field(default_factory=GraphSettings)
     secrets: SecretSettings = Field(default_factory=SecretSettings)

@@ -306,6 +306,37 @@ def test_a_mid_scope_run_times_the_biggest_of_the_other_namespaces_too(tmp_path:
     assert "HTTP all, mid, c=1: p50" in {t["target"] for t in report["targets"]}
 
 
+def test_a_whole_scope_run_times_a_recall_across_every_namespace_against_the_big_one(tmp_path: Path) -> None:
+    _, report = _small_run(
+        tmp_path, "--requests", "5", "--whole-scope", "--hnsw-queries", "5", "--concurrency", "1",
+        "--cache-warmup", "1",
+    )  # fmt: skip
+    scopes = {s["label"]: s for s in report["scopes"]}
+    assert list(scopes) == ["big", "small", "whole"]
+    assert scopes["whole"]["namespace"] is None and scopes["whole"]["namespaces"] == 3
+    assert scopes["whole"]["rows"] == report["corpus"]["table_rows"]
+    timed = {(r["path"], r["scope"], r["mode"]) for r in report["latency"]}
+    assert {("http", "whole", "all"), ("sql", "whole", "all")} <= timed
+    assert "HTTP all p50, c=1: whole scope / big" in {t["target"] for t in report["targets"]}
+
+
+def test_the_whole_scope_is_judged_within_twice_the_big_namespace_per_path_and_mode() -> None:
+    rows = [
+        _row("http", "all", 10.0, 20.0),
+        {**_row("http", "all", 19.0, 45.0), "scope": "whole"},
+        {**_row("sql", "all", 4.0, 8.0)},
+        {**_row("sql", "all", 9.0, 12.0), "scope": "whole"},
+    ]
+    report = {"corpus": {"table_rows": 100_000}, "latency": rows, "ratios": [], "hnsw": []}
+    checks = {c["target"]: (c["value"], c["met"]) for c in target_checks(report) if "whole" in c["target"]}
+    assert checks == {
+        "HTTP all p50, c=1: whole scope / big": (1.9, True),
+        "HTTP all p95, c=1: whole scope / big": (2.25, False),
+        "SQL all p50, c=1: whole scope / big": (2.25, False),
+        "SQL all p95, c=1: whole scope / big": (1.5, True),
+    }
+
+
 def test_the_report_names_the_candidate_list_the_service_walks_this_table_with(tmp_path: Path) -> None:
     # 300 rows, one tenfold beyond 30: the configured 100 grows to 200
     output, report = _small_run(

@@ -12,7 +12,7 @@ from memoria_bench.latency.http import http_latency
 from memoria_bench.latency.schedule import FUSED_MODES, WARMUP
 from memoria_bench.latency.scopes import Scope
 
-SCOPE = Scope("big", "bench-main", 1, 100)
+SCOPE = Scope("big", "bench-main", (1,), 100)
 TIMED = 4  # timed texts per fused mode
 
 

@@ -560,3 +560,61 @@ async def test_a_query_of_stop_words_finds_nothing_lexical_in_a_small_scope(
         RecallRequest(query="the of and", namespace="mid", weights=LegWeights(dense=0, graph=0)),
     )
     assert response.results == []
+
+
+@pytest.mark.parametrize(
+    ("namespaces", "few", "small", "text_by_namespace"),
+    [
+        (["tiny", "small"], True, True, True),  # at the cap: one namespace at a time
+        (["tiny", "small", "mid"], False, True, False),  # past it: text table-wide, one exact scan
+        (["tiny", "small", "mid", "big"], False, False, False),
+    ],
+)
+async def test_a_scope_of_more_namespaces_than_the_cap_is_never_read_namespace_by_namespace(
+    scale_db: Database, namespaces: list[str], few: bool, small: bool, text_by_namespace: bool
+) -> None:
+    sizes = ScopeSizes(
+        floor=3_000, per_sqrt_table=0.0, ttl_s=60, text_by_namespace_below=0.4, per_namespace_max=2
+    )
+    async with scale_db.read.acquire() as conn:
+        ids = {r["name"]: r["id"] for r in await conn.fetch("SELECT id, name FROM namespaces")}
+        reads = await sizes.reads(conn, [ids[name] for name in namespaces])
+    assert (reads.few_namespaces, reads.small, reads.text_by_namespace) == (few, small, text_by_namespace)
+
+
+@pytest.mark.parametrize("weights", [DENSE_ONLY, LegWeights(dense=0, graph=0), None])
+@pytest.mark.parametrize("filters", [RecallFilters(), RecallFilters(tags=["scale"])])
+async def test_a_scope_of_many_namespaces_reads_each_leg_once_and_finds_what_one_at_a_time_finds(
+    scale_table: ScaleTable,
+    one_connection_db: Database,
+    embedder: LocalEmbedder,
+    weights: LegWeights | None,
+    filters: RecallFilters,
+) -> None:
+    """The same small scope of three namespaces, read one namespace at a time and in one scan
+    (recall.sql's [namespace count]): the same hits, and no lookup per namespace in the second."""
+    request = RecallRequest(
+        query=f"{WORDS[3]} {WORDS[70]}",
+        namespaces=["tiny", "small", "mid"],
+        limit=20,
+        filters=filters,
+        weights=weights,
+    )
+    answers, plans = [], []
+    for cap in (16, 2):
+        settings = RecallSettings(
+            exact_scan_below=3_000, exact_scan_per_sqrt_rows=0, per_namespace_reads_max=cap
+        )
+        response, raw = await _recall_explained(
+            one_connection_db, embedder, scale_table.user_id, request, settings=settings
+        )
+        answers.append([(hit.id, round(hit.score, 6)) for hit in response.results])
+        plans.append(raw)
+    assert answers[0] == answers[1] and answers[0]
+    for part in ("CTE lexical_strict", "CTE dense_exact"):
+        # one namespace at a time: one loop per namespace; all at once: no read runs more than once
+        assert all(loops <= 1 for loops, _ in _memory_reads(plans[1], part).values()), (part, plans[1])
+    nodes = [
+        node for name, _, node in walk_plan(json.loads(plans[1])[0]["Plan"]) if name == "CTE dense_exact"
+    ]
+    assert not [node for node in nodes if node["Node Type"] == "Seq Scan" and node.get("Actual Loops")]

@@ -86,6 +86,7 @@ def _args(**overrides: Any) -> RecallArgs:
         "w_dense": 0.0,
         "small_scope": False,
         "embedding_model": "m",
+        "few_namespaces": True,
         "graph_hub_min_doc_freq": 25,
         "graph_hub_fraction": 0.01,
         "w_graph": 0.0,
@@ -178,8 +179,9 @@ def test_every_copy_of_the_scope_rule_is_the_fragment_expanded() -> None:
     )
     flat = " ".join(recall_sql().split())
     assert flat.count(" ".join(in_scope.split())) == 8  # three tiers twice, the ANN scan, the graph check
-    # and both exact-scan branches, the by-id check, the successor walk and check, the fixes
-    assert flat.count(" ".join(visible.split())) == 14
+    # and both exact-scan branches both ways (per namespace, many at once), the by-id check, the
+    # successor walk and check, the fixes
+    assert flat.count(" ".join(visible.split())) == 16
     # the superseding memory is checked by the same rule, under its own name
     newer = fragment_text(
         "visible_to", "newer", "{{ own_scope(newer) }}", ":include_sensitive::boolean", **recall_sql_file

@@ -455,7 +455,7 @@ async def test_changing_shares_needs_the_admin_scope_and_reading_them_does_not(a
 
 async def test_the_lookup_resolves_addresses_only_through_a_share(conn: asyncpg.Connection) -> None:
     alice, bob = await get_or_create_user(conn, "alice"), await get_or_create_user(conn, "bob")
-    ids = await ensure_namespaces(conn, alice, ["shop", "docs"])
+    ids = await ensure_namespaces(conn, alice, ["shop", "docs"], max_per_user=10)
     await conn.execute(
         "INSERT INTO namespace_shares (namespace_id, grantee_id, permission) VALUES ($1, $2, 'read')",
         ids["shop"],
@@ -467,7 +467,7 @@ async def test_the_lookup_resolves_addresses_only_through_a_share(conn: asyncpg.
     with pytest.raises(ReadOnlyShare, match="@alice/shop"):
         await resolve_namespaces(conn, bob, ["@alice/shop"], write=True)
     with pytest.raises(ReadOnlyShare):
-        await ensure_namespaces(conn, bob, ["@alice/shop"])
+        await ensure_namespaces(conn, bob, ["@alice/shop"], max_per_user=10)
     for unreachable in ("@alice/docs", "@alice/nothing", "@carol/shop"):
         with pytest.raises(NotFound, match="not found"):
             await resolve_namespaces(conn, bob, [unreachable])

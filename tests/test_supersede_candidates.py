@@ -60,7 +60,7 @@ class Namespace:
 async def _namespaces(conn: asyncpg.Connection, *names: str) -> dict[str, int]:
     user_id = await get_or_create_user(conn, "alice")
     async with conn.transaction():
-        return await ensure_namespaces(conn, user_id, names)
+        return await ensure_namespaces(conn, user_id, names, max_per_user=10)
 
 
 async def test_candidates_are_the_older_current_visible_memories_of_the_namespace(

@@ -41,6 +41,7 @@ DEFAULT_NAMESPACE = "default"
     responses={
         403: problem("`namespace` is shared with you read-only, or the key lacks the `write` scope"),
         404: problem("`namespace` is an `@owner/name` address not shared with you"),
+        409: problem("`namespace` is new and would pass your namespace cap (`max_namespaces`)"),
     },
 )
 async def capture_claude_code(

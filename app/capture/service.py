@@ -33,7 +33,6 @@ from app.memories.schemas import MemoryIn
 from app.memories.service import EpisodeIn
 from app.memories.settings import MemorySettings
 from app.memories.validation import check_metadata
-from app.namespaces.service import ensure_namespaces
 
 SOURCE = "claude-code"
 TAGS = ["claude-code"]
@@ -131,7 +130,9 @@ class CaptureService:
         folded: dict[int, Folded] = {}
         if foldable:
             async with self._db.write.acquire() as conn, conn.transaction():
-                namespace_id = (await ensure_namespaces(conn, user_id, [namespace]))[namespace]
+                namespace_id = (await self._memories.writes.namespace_ids(conn, user_id, [namespace]))[
+                    namespace
+                ]
                 found = await fold(
                     conn, [self._sighting(namespace_id, kept[i], expires_at) for i in foldable]
                 )

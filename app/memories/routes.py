@@ -51,7 +51,10 @@ class MemoryController(Controller):
                 StoreResult,
                 description="One memory whose content the namespace already holds: its id, `duplicate: true`",
                 generate_examples=False,
-            )
+            ),
+            409: problem(
+                "The batch would create namespaces past your cap (`max_namespaces`): nothing of it is stored"
+            ),
         },
     )
     async def store(

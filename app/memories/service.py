@@ -26,6 +26,7 @@ from app.memories.schemas import Memory, MemoryIn, MemoryPage, MemoryPatch, Memo
 from app.memories.settings import MemorySettings
 from app.memories.store import EpisodeIn, MemoryStore
 from app.memories.writing import WritePath, content_hash, given
+from app.namespaces.settings import NamespaceSettings
 from app.secrets import SecretSettings
 
 __all__ = [
@@ -50,10 +51,11 @@ class MemoryService:
         index_graph: bool = True,
         secrets: SecretSettings | None = None,
         links: LinkSettings | None = None,
+        namespaces: NamespaceSettings | None = None,
     ) -> None:
-        """See `WritePath` for `jobs`, `index_graph`, `secrets` and `links`; the read path opens
-        sealed originals with the same keys."""
-        writes = WritePath(db, embedder, limits, jobs, index_graph, secrets, links)
+        """See `WritePath` for `jobs`, `index_graph`, `secrets`, `links` and `namespaces`; the read
+        path opens sealed originals with the same keys."""
+        writes = WritePath(db, embedder, limits, jobs, index_graph, secrets, links, namespaces)
         self.reads = MemoryReads(db, writes.vault)
         self.writes = writes
         self._store = MemoryStore(writes)

@@ -28,7 +28,6 @@ from app.memories.expiry import ensure_sweep
 from app.memories.redaction import RedactedFields, placeholder_numbers
 from app.memories.schemas import MemoryIn, StoreResult, SupersedeSuggestion
 from app.memories.writing import WritePath, content_hash
-from app.namespaces import ensure_namespaces
 from app.secrets import SealedSecret, insert_sealed
 
 INSERT_ATTEMPTS = 5
@@ -143,7 +142,7 @@ class MemoryStore:
 
         with timing.timed("lookup"):
             async with w.db.write.acquire() as conn, conn.transaction():
-                ns_ids = await ensure_namespaces(conn, user_id, (m.namespace for m in cleaned))
+                ns_ids = await w.namespace_ids(conn, user_id, (m.namespace for m in cleaned))
             ns_of = [ns_ids[m.namespace] for m in cleaned]
 
             existing = {
@@ -233,7 +232,7 @@ class MemoryStore:
         hashes = [content_hash(m.content) for m in cleaned]
         keys = [e.capture_key for e in episodes]
         async with w.db.write.acquire() as conn, conn.transaction():
-            ns_ids = await ensure_namespaces(conn, user_id, (m.namespace for m in cleaned))
+            ns_ids = await w.namespace_ids(conn, user_id, (m.namespace for m in cleaned))
         ns_of = [ns_ids[m.namespace] for m in cleaned]
 
         results: list[StoreResult] = []

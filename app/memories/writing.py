@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
+import asyncpg
 import msgspec
 from msgspec import UNSET
 
@@ -36,6 +37,8 @@ from app.memories.redaction import (
 from app.memories.schemas import MemoryIn
 from app.memories.settings import MemorySettings
 from app.memories.validation import clean_memory
+from app.namespaces import ensure_namespaces
+from app.namespaces.settings import NamespaceSettings
 from app.secrets import SecretSettings, Vault
 
 log = logging.getLogger(__name__)
@@ -60,13 +63,16 @@ class WritePath:
         index_graph: bool = True,
         secrets: SecretSettings | None = None,
         links: LinkSettings | None = None,
+        namespaces: NamespaceSettings | None = None,
     ) -> None:
         """`jobs`: where follow-up work goes (the app passes its worker's queue, which wakes the
         worker; without one, jobs are still written for whoever works the queue). `index_graph`:
         whether stored and changed memories are queued for concept indexing. `secrets`: whether
         credentials are redacted and the keys their originals are sealed under (default: redact,
         keep nothing). `links`: whether a stored memory supersedes the older ones it restates with
-        different specifics (the automatic supersede, app/links/supersede.py; default: on)."""
+        different specifics (the automatic supersede, app/links/supersede.py; default: on).
+        `namespaces`: how many namespaces of their own a write may bring a user to (default: the
+        setting's default)."""
         secrets = secrets if secrets is not None else SecretSettings()
         self.redact = secrets.redact
         self.vault = Vault.from_settings(secrets)
@@ -76,6 +82,14 @@ class WritePath:
         self.jobs = jobs if jobs is not None else JobQueue(JobSettings())
         self.index_graph = index_graph
         self.links = links if links is not None else LinkSettings()
+        self.namespaces = namespaces if namespaces is not None else NamespaceSettings()
+
+    async def namespace_ids(
+        self, conn: asyncpg.Connection, user_id: int, names: Iterable[str]
+    ) -> dict[str, int]:
+        """{name: id} of the namespaces a write goes to, own ones created within the user's cap
+        (`ensure_namespaces`): every write path creates namespaces through this."""
+        return await ensure_namespaces(conn, user_id, names, max_per_user=self.namespaces.max_per_user)
 
     async def embed(
         self, texts: Sequence[str], sensitive: Sequence[bool]

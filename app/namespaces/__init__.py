@@ -4,6 +4,7 @@ can share with other users (read, or read and write)."""
 from app.namespaces.service import (
     Namespace,
     ReadOnlyShare,
+    TooManyNamespaces,
     ensure_namespaces,
     list_namespaces,
     namespace_names,
@@ -18,6 +19,7 @@ from app.namespaces.service import (
 __all__ = [
     "Namespace",
     "ReadOnlyShare",
+    "TooManyNamespaces",
     "ensure_namespaces",
     "list_namespaces",
     "namespace_names",

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import asyncpg
 
-from app.errors import ApiError, InvalidInput, NotFound
+from app.errors import ApiError, Conflict, InvalidInput, NotFound
 from app.namespaces import sql
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}$")
@@ -112,17 +112,44 @@ async def resolve_namespaces(
     return [namespace.id for namespace in await resolve_scope(conn, user_id, names, write=write)]
 
 
-async def ensure_namespaces(conn: asyncpg.Connection, user_id: int, names: Iterable[str]) -> dict[str, int]:
+class TooManyNamespaces(Conflict):
+    """A write that would create namespaces past the user's cap (`NamespaceSettings.max_per_user`).
+    409: the request is sound, the account's state refuses it; `max_namespaces` names the cap."""
+
+
+async def ensure_namespaces(
+    conn: asyncpg.Connection, user_id: int, names: Iterable[str], *, max_per_user: int
+) -> dict[str, int]:
     """{name: id} of namespaces to write into: own ones, created when they do not exist yet, and
-    shared ones, which must exist and be shared with the user for writing (404 / 403)."""
+    shared ones, which must exist and be shared with the user for writing (404 / 403).
+
+    Creating takes the user's namespace lock and refuses (409, `TooManyNamespaces`) when the user
+    would then hold more than `max_per_user` namespaces of their own, creating none of them: the
+    caller's batch is refused whole, before anything of it is written. Writing into namespaces that
+    exist takes no lock."""
     wanted = sorted({validate_namespace_name(n) for n in names})
     shared = [name for name in wanted if shared_address(name) is not None]
     own = [name for name in wanted if name not in shared]
     ids = {ns.name: ns.id for ns in await resolve_scope(conn, user_id, shared, write=True)} if shared else {}
-    if own:
-        await conn.execute(sql.CREATE_NAMESPACES, user_id, own)
-        ids |= {r["name"]: r["id"] for r in await conn.fetch(sql.OWN_NAMESPACES, user_id, own)}
-    return ids
+    if not own:
+        return ids
+    found = {r["name"]: r["id"] for r in await conn.fetch(sql.OWN_NAMESPACES, user_id, own)}
+    if len(found) < len(own):
+        # a savepoint when the caller's transaction is open: the lock lasts until it commits
+        async with conn.transaction():
+            await conn.execute(sql.LOCK_USER_NAMESPACES, user_id)
+            after = await conn.fetchval(sql.NAMESPACES_AFTER, user_id, own)
+            if after > max_per_user:
+                new = [name for name in own if name not in found]
+                raise TooManyNamespaces(
+                    f"a user holds at most {max_per_user} namespaces of their own; creating "
+                    f"{new[0]!r}{f' and {len(new) - 1} more' if len(new) > 1 else ''} would make "
+                    f"{after}: write into a namespace you have (nothing of this request was stored)",
+                    max_namespaces=max_per_user,
+                )
+            await conn.execute(sql.CREATE_NAMESPACES, user_id, own)
+            found = {r["name"]: r["id"] for r in await conn.fetch(sql.OWN_NAMESPACES, user_id, own)}
+    return ids | found
 
 
 def writable_namespace(row: asyncpg.Record | None, what: str) -> int:

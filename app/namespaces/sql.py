@@ -19,6 +19,21 @@ CREATE_NAMESPACES = """
 INSERT INTO namespaces (user_id, name) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING
 """
 
+# One namespace creator per user at a time (a transaction-scoped advisory lock; the key's first
+# half names this lock among the app's advisory locks), so that the count below and the insert after
+# it see every namespace made before them: two writers creating the cap's last namespace and the
+# one past it cannot both pass. The second half is the user id folded into an integer (two users
+# sharing a key past 2^31 only wait for each other).
+LOCK_USER_NAMESPACES = """
+SELECT pg_advisory_xact_lock(hashtext('memoria.namespaces'), mod($1::bigint, 2147483648)::integer)
+"""
+
+# How many namespaces user $1 will hold once the names $2 exist: theirs that are not among $2, plus $2.
+NAMESPACES_AFTER = """
+SELECT count(*) + cardinality($2::text[]) FROM namespaces
+WHERE user_id = $1 AND name <> ALL($2::text[])
+"""
+
 # The namespaces shared with user $1 among the (owner, name) pairs $2/$3, with the permission held.
 SHARED_NAMESPACES = """
 SELECT owner.name AS owner, shared.name, shared.id, share.permission

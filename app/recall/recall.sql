@@ -40,6 +40,21 @@
 --   namespace. OFFSET 0 keeps each lookup apart: merged into one `namespace_id = ANY(...)` scan, a
 --   generic plan cannot know how few rows that selects and reads the whole table.
 --
+-- [namespace count] A scope of many namespaces is never read [per namespace]: a thousand lookups,
+--   each also checking the scope's thousand ids, cost a thousand times one, so a caller's
+--   namespace count would multiply what a recall costs. Its text is read table-wide (its
+--   :text_by_namespace is false, app/recall/scope_sizes.py: OR-ing a thousand namespace lexemes
+--   makes the text index test each match against all of them); the dense exact scan, the switch
+--   :few_namespaces, reads the whole scope in one scan of the scope vectors index by
+--   `namespace_id = ANY(<scope ids>)` [scope bounds], and the graph leg seeds the nearest concepts
+--   of the whole scope rather than those of each namespace.
+--
+-- [scope bounds] `m.namespace_id BETWEEN <the scope's first id> AND <its last>` beside `namespace_id
+--   = ANY(<scope ids>)`: it selects nothing more, but a generic plan cannot know how few rows the
+--   ANY selects (above), and in a table of few namespaces it reads the whole table; a range
+--   between two values it does not know yet it takes for a small one, and reads the namespace
+--   index. The index then positions on each of the scope's ids, as the ANY asks.
+--
 -- [scoped text] `memoria_scope_search(m.namespace_id, m.search_vector) @@
 --   memoria_scope_query(scope.namespace_id, <query>)`: the query's words AND the namespace's own
 --   lexeme, which only its memories carry, matched on the text index that holds that lexeme too
@@ -81,6 +96,30 @@ AND {{ visible_to(m, {{ own_scope(m) }}, :include_sensitive::boolean) }}
      AND (:created_since::timestamptz IS NULL OR m.created_at >= :created_since)
      AND (:kinds::text[] IS NULL OR m.kind = ANY(:kinds))
      AND (:created_until::timestamptz IS NULL OR m.created_at < :created_until))
+
+-- fragment: scope_vectors(in_namespace)
+-- The dense exact scan's rows: the scope's vectors (those `in_namespace` too) and their distance to
+-- the query, in two branches behind the one :row_filters gate (see dense_exact).
+(SELECT m.id, m.embedding <=> :query_vec::halfvec AS distance
+ FROM memories m
+ WHERE NOT :row_filters::boolean
+   AND in_namespace
+   AND m.embedding IS NOT NULL
+   AND m.embedding_model = :embedding_model::text
+   -- [in scope], but for the row filters (off in this branch)
+   AND {{ scope_only(m) }}
+ OFFSET 0)
+UNION ALL
+(SELECT m.id, m.embedding <=> :query_vec::halfvec AS distance
+ FROM memories m
+ WHERE :row_filters::boolean
+   AND in_namespace
+   AND m.embedding IS NOT NULL
+   AND m.embedding_model = :embedding_model::text
+   -- [in scope], the row filters on (this branch's gate)
+   AND {{ scope_only(m) }}
+   AND {{ row_filters(m) }}
+ OFFSET 0)
 
 -- fragment: lexical_tier(tsq, by_namespace)
 -- A lexical tier's candidates, the memories in scope matching `tsq`, read in one of two ways
@@ -133,10 +172,12 @@ in_scope AS MATERIALIZED (
 ),
 -- In id order: the per-namespace reads cap their candidates in scope order, so one scope always
 -- reads the same way. The legs read it as `ANY((SELECT ids FROM scope_ids)::bigint[])`: the cast
--- makes ANY take the one array (bare, ANY would compare with each row of a subquery).
+-- makes ANY take the one array (bare, ANY would compare with each row of a subquery). The first
+-- and last id bound it [scope bounds].
 scope_ids AS (
     SELECT coalesce(array_agg(id ORDER BY id), '{}') AS ids,
-           coalesce(array_agg(id ORDER BY id) FILTER (WHERE owned), '{}') AS own_ids
+           coalesce(array_agg(id ORDER BY id) FILTER (WHERE owned), '{}') AS own_ids,
+           min(id) AS first_id, max(id) AS last_id
     FROM in_scope
 ),
 -- The query three ways: strict (all words, websearch syntax); broad (any lexeme, plus expanded
@@ -235,29 +276,22 @@ dense_ann AS (
 -- one :row_filters gate, the second with the row filters and reading the table.
 dense_exact AS (
     SELECT m.id, m.distance
-    -- [per namespace]
-    FROM unnest((SELECT ids FROM scope_ids)) AS scope (namespace_id)
-    CROSS JOIN LATERAL (
-        (SELECT m.id, m.embedding <=> :query_vec::halfvec AS distance
-         FROM memories m
-         WHERE NOT :row_filters::boolean
-           AND m.namespace_id = scope.namespace_id
-           AND m.embedding IS NOT NULL
-           AND m.embedding_model = :embedding_model::text
-           -- [in scope], but for the row filters (off in this branch)
-           AND {{ scope_only(m) }}
-         OFFSET 0)
+    FROM (
+        SELECT m.id, m.distance
+        -- [per namespace]
+        FROM unnest((SELECT ids FROM scope_ids)) AS scope (namespace_id)
+        CROSS JOIN LATERAL (
+            {{ scope_vectors(m.namespace_id = scope.namespace_id) }}
+        ) m
+        WHERE :few_namespaces::boolean  -- [namespace count]
         UNION ALL
-        (SELECT m.id, m.embedding <=> :query_vec::halfvec AS distance
-         FROM memories m
-         WHERE :row_filters::boolean
-           AND m.namespace_id = scope.namespace_id
-           AND m.embedding IS NOT NULL
-           AND m.embedding_model = :embedding_model::text
-           -- [in scope], the row filters on (this branch's gate)
-           AND {{ scope_only(m) }}
-           AND {{ row_filters(m) }}
-         OFFSET 0)
+        -- every namespace of the scope in one scan [namespace count], between the scope's first and
+        -- last id [scope bounds]
+        SELECT m.id, m.distance
+        FROM (
+            {{ scope_vectors(m.namespace_id BETWEEN (SELECT first_id FROM scope_ids) AND (SELECT last_id FROM scope_ids)) }}
+        ) m
+        WHERE NOT :few_namespaces::boolean
     ) m
     WHERE (:small_scope::boolean OR (SELECT count(*) FROM dense_ann) < :leg_depth)
       AND :w_dense::float8 > 0  -- [leg switch]
@@ -346,6 +380,24 @@ graph_seeds AS (
              ORDER BY c.embedding <=> :query_vec::halfvec
              LIMIT :graph_seed_neighbors
          ) near
+    WHERE :few_namespaces::boolean  -- [namespace count]
+      AND near.similarity >= :graph_seed_min_similarity
+      AND near.doc_freq <= s.hub_ceiling
+    UNION ALL
+    -- a scope of many namespaces: the nearest concepts of all of them together [namespace count]
+    SELECT near.id, near.similarity, near.display_name,
+           ln(1 + s.graph_memories::float8 / greatest(near.doc_freq, 1))
+    FROM (
+        SELECT c.id, c.namespace_id, c.display_name, c.doc_freq,
+               1 - (c.embedding <=> :query_vec::halfvec) AS similarity
+        FROM concepts c
+        WHERE NOT :few_namespaces::boolean
+          AND c.namespace_id = ANY((SELECT ids FROM scope_ids)::bigint[])
+          AND c.embedding IS NOT NULL
+        ORDER BY c.embedding <=> :query_vec::halfvec
+        LIMIT :graph_seed_neighbors
+    ) near
+    JOIN graph_scope s ON s.namespace_id = near.namespace_id
     WHERE near.similarity >= :graph_seed_min_similarity
       AND near.doc_freq <= s.hub_ceiling
 ),

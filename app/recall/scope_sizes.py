@@ -104,6 +104,7 @@ class ScopeReads:
 
     small: bool  # exact dense scan, text read namespace by namespace
     text_by_namespace: bool  # the lexical tiers ask the text index namespace by namespace
+    few_namespaces: bool = True  # those reads go one namespace at a time, else all in one scan
 
 
 class ScopeSizes:
@@ -118,8 +119,10 @@ class ScopeSizes:
         ttl_s: float,
         text_by_namespace_below: float = 0.0,
         clock: Callable[[], float] = time.monotonic,
+        per_namespace_max: int = 16,
     ) -> None:
         self._clock = clock
+        self._per_namespace_max = per_namespace_max
         self._floor = floor
         self._per_sqrt_table = per_sqrt_table
         self._ttl_s = ttl_s
@@ -140,13 +143,18 @@ class ScopeSizes:
         return max(self._floor, int(self._per_sqrt_table * math.sqrt(self._table.rows)))
 
     async def reads(self, conn: asyncpg.Connection, namespace_ids: list[int]) -> ScopeReads:
-        """How to read the scope: small (`is_small`), and the text namespace by namespace when
-        small or when it holds less than `text_by_namespace_below` of the table."""
+        """How to read the scope: small (`is_small`), the text namespace by namespace when small
+        or when it holds less than `text_by_namespace_below` of the table; and either only while
+        it has at most `per_namespace_max` namespaces (recall.sql's [namespace count]): past that,
+        the text is read table-wide and the exact scan reads every namespace in one scan."""
+        few = len(namespace_ids) <= self._per_namespace_max
         if await self.is_small(conn, namespace_ids):
-            return ScopeReads(small=True, text_by_namespace=True)
+            return ScopeReads(small=True, text_by_namespace=few, few_namespaces=few)
         share = self._table.share(namespace_ids)
         return ScopeReads(
-            small=False, text_by_namespace=share is not None and share < self._text_by_namespace_below
+            small=False,
+            text_by_namespace=few and share is not None and share < self._text_by_namespace_below,
+            few_namespaces=few,
         )
 
     async def is_small(self, conn: asyncpg.Connection, namespace_ids: list[int]) -> bool:

@@ -99,6 +99,7 @@ class RecallService:
             settings.exact_scan_per_sqrt_rows,
             settings.scope_size_ttl_s,
             settings.text_by_namespace_below_share,
+            per_namespace_max=settings.per_namespace_reads_max,
         )
         self._scope_ids: dict[tuple[int, tuple[str, ...] | None], tuple[float, list[int]]] = {}
         self._common_lexemes = CommonLexemes(settings.common_lexeme_fraction, settings.common_lexemes_ttl_s)
@@ -296,6 +297,7 @@ class RecallService:
             kinds=kinds,
             created_until=as_utc(filters.created_until),
             lexical_cap=self._settings.lexical_candidate_cap,
+            few_namespaces=reads.few_namespaces,
             leg_depth=self._leg_depth(request.limit),
             query_vec=HalfVector(query_vec) if query_vec is not None else None,
             small_scope=reads.small,

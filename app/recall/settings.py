@@ -103,6 +103,13 @@ class RecallSettings(Section):
         "the text index for its namespaces' matches alone: read table-wide, it would fetch every "
         "namespace's; 0: only small scopes do",
     )
+    per_namespace_reads_max: int = Field(
+        default=16,
+        ge=0,
+        description="a scope of at most this many namespaces is read one namespace at a time where it is "
+        "read by namespace (one index lookup each); a scope of more in one index scan, so that a "
+        "caller's namespace count does not multiply a recall's cost",
+    )
     scope_size_ttl_s: float = Field(
         default=60.0, ge=0, description="how long a scope's row count (and the table's statistics) is cached"
     )

@@ -42,6 +42,7 @@ class RecallArgs:
     w_dense: float  # 0: the dense leg does not run
     small_scope: bool  # the dense leg scans the scope exactly instead of walking the HNSW index
     embedding_model: str  # only vectors of the query's model are comparable to it
+    few_namespaces: bool  # the exact scan reads namespace by namespace; else the scope in one scan
     rrf_k: int
     w_graph: float  # 0: the graph leg does not run
     graph_feedback_hits: int  # first-stage hits whose concepts seed the graph leg; 0: none

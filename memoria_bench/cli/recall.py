@@ -190,6 +190,11 @@ def _floor(data: Path, corpus: str, json_out: Path | None, floor_sweep: str) -> 
     help="Also time the biggest of the other namespaces (a smaller share of the corpus): its "
     "text matches are read namespace by namespace, the big scope's table-wide.",
 )
+@click.option(
+    "--whole-scope",
+    is_flag=True,
+    help="Also time a recall across every namespace of the user's at once (no namespace named).",
+)
 @click.option("--explain", "show_plans", is_flag=True, help="Print the EXPLAIN ANALYZE plans in full.")
 @JSON_OPTION
 def latency(
@@ -204,6 +209,7 @@ def latency(
     bulk: bool,
     cache_warmup: int,
     mid_scope: bool,
+    whole_scope: bool,
     show_plans: bool,
     json_out: Path | None,
 ) -> None:
@@ -229,6 +235,7 @@ def latency(
         bulk=bulk,
         cache_warmup=cache_warmup,
         mid_scope=mid_scope,
+        whole_scope=whole_scope,
     )
     settings = config.settings()
     embedder = build_embedder(settings.embeddings)

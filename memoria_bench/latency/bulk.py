@@ -29,9 +29,8 @@ from app.db import Database
 from app.embeddings import Embedder
 from app.memories.service import MemoryService, content_hash
 from app.memories.settings import MemorySettings
-from app.namespaces import ensure_namespaces
 from memoria_bench.corpus import SyntheticMemory
-from memoria_bench.latency.load import BUILD_TIMEOUT_S, memory_in
+from memoria_bench.latency.load import BUILD_TIMEOUT_S, corpus_namespaces, memory_in
 from memoria_bench.latency.scopes import live_counts
 
 BULK_BATCH = 512
@@ -87,12 +86,14 @@ async def bulk_store(
             "indexes_rebuilt": built,
             "index_build_s": seconds,
         }
-    service = MemoryService(db, embedder, settings)
+    service = MemoryService(db, embedder, settings, namespaces=corpus_namespaces(memories))
     spent = {"embed_s": 0.0, "copy_s": 0.0, "index_build_s": 0.0}
     began = time.perf_counter()
     async with db.write.acquire() as conn:
         async with conn.transaction():
-            ns_ids = await ensure_namespaces(conn, user_id, sorted({m.namespace for m in memories}))
+            ns_ids = await service.writes.namespace_ids(
+                conn, user_id, sorted({m.namespace for m in memories})
+            )
         rebuild = todo >= rebuild_at
         if rebuild:
             for name in INDEXES:

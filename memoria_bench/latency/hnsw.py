@@ -25,7 +25,7 @@ WORST_KEPT = 5
 # The dense leg's population (live, not sensitive, embedded by this model), ranked exactly.
 _EXACT_SQL = """
 SELECT m.public_id, m.embedding <=> $2::halfvec AS distance FROM memories m
-WHERE m.namespace_id = $1 AND m.deleted_at IS NULL AND m.is_sensitive = false
+WHERE m.namespace_id = ANY($1::bigint[]) AND m.deleted_at IS NULL AND m.is_sensitive = false
   AND m.embedding IS NOT NULL AND m.embedding_model = $4
 ORDER BY (m.embedding <=> $2::halfvec) + 0, m.id
 LIMIT $3
@@ -60,7 +60,9 @@ async def hnsw_recall(
         }
         async with db.read.acquire() as conn, conn.transaction(readonly=True):
             await conn.execute("SET LOCAL enable_indexscan = off")
-            rows = await conn.fetch(_EXACT_SQL, scope.namespace_id, HalfVector(vector), 10, embedder.model_id)
+            rows = await conn.fetch(
+                _EXACT_SQL, list(scope.namespace_ids), HalfVector(vector), 10, embedder.model_id
+            )
         exact = [(r["public_id"], r["distance"]) for r in rows]  # the ids recall answers
         found, close = score_query(approximate, exact)
         strict.append(found)

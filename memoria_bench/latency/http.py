@@ -37,9 +37,12 @@ async def api_key(url: str, user: str) -> str:
         await conn.close()
 
 
-def request_body(text: str, namespace: str, mode: str) -> dict[str, Any]:
-    """The `/v1/recall` body for `text` in `mode`; `all` sends no weights (the configured defaults)."""
-    body: dict[str, Any] = {"query": text, "namespace": namespace, "limit": 10}
+def request_body(text: str, namespace: str | None, mode: str) -> dict[str, Any]:
+    """The `/v1/recall` body for `text` in `mode`; `all` sends no weights (the configured defaults),
+    no `namespace` every namespace of the caller's."""
+    body: dict[str, Any] = {"query": text, "limit": 10}
+    if namespace is not None:
+        body["namespace"] = namespace
     weights = MODES[mode]
     if weights is not None:
         body["weights"] = {leg: w for leg, w in msgspec.structs.asdict(weights).items() if w is not None}

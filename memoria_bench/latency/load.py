@@ -28,6 +28,7 @@ from app.embeddings import Embedder
 from app.memories.schemas import MemoryIn
 from app.memories.service import MemoryService
 from app.memories.settings import MemorySettings
+from app.namespaces.settings import NamespaceSettings
 from memoria_bench.config import BenchConfig
 from memoria_bench.corpus import SyntheticMemory
 from memoria_bench.latency.scopes import live_counts
@@ -48,6 +49,13 @@ def memory_in(memory: SyntheticMemory) -> MemoryIn:
     )
 
 
+def corpus_namespaces(memories: Sequence[SyntheticMemory]) -> NamespaceSettings:
+    """The namespace cap the benchmark's user loads under: the product's, or the corpus's namespace
+    count when that is more (`--namespaces` may time scopes past the default cap)."""
+    wanted = len({m.namespace for m in memories})
+    return NamespaceSettings(max_per_user=max(NamespaceSettings().max_per_user, wanted))
+
+
 async def store_corpus(
     db: Database,
     embedder: Embedder,
@@ -60,7 +68,7 @@ async def store_corpus(
     have = sum((await live_counts(db.write, user_id)).values())
     if have >= len(memories):
         return {"stored_now": 0, "seconds": 0.0}
-    service = MemoryService(db, embedder, settings)
+    service = MemoryService(db, embedder, settings, namespaces=corpus_namespaces(memories))
     # Batches commit whole, LOAD_WORKERS at a time, so all but the last few batches before `have`
     # are stored; storing those again answers `duplicate` without embedding anything.
     start = max(0, have // BATCH - LOAD_WORKERS) * BATCH

@@ -26,3 +26,4 @@ class LatencyOptions:
     bulk: bool = False  # load with COPY and build the indexes after (`bulk.bulk_store`)
     cache_warmup: int = CACHE_WARMUP  # untimed recalls per scope first
     mid_scope: bool = False  # time a middle-sized namespace too (`scopes.resolve_scopes`)
+    whole_scope: bool = False  # time every namespace of the user's at once too

@@ -57,7 +57,10 @@ def _load_line(report: dict[str, Any]) -> str:
 def _latency_table(report: dict[str, Any]) -> Table:
     recall = report["settings"]
     machine = report["machine"]
-    scopes = ", ".join(f"{s['label']} = {s['namespace']} ({s['rows']:,})" for s in report["scopes"])
+    scopes = ", ".join(
+        f"{s['label']} = {s['namespace'] or str(s.get('namespaces', '')) + ' namespaces'} ({s['rows']:,})"
+        for s in report["scopes"]
+    )
     table = Table(
         title=f"recall latency, ms — {report['corpus']['table_rows']:,} memories; scopes: {scopes}",
         caption=(

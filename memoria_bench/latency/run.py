@@ -62,7 +62,9 @@ async def bench_latency(
         shared_buffers = await db.write.fetchval("SHOW shared_buffers")  # decides the p95 at a million
         # the candidate list the service walks this table with: it grows with the planner's estimate
         ef_search = ef_search_for(await db.write.fetchval(TABLE_ROWS_ESTIMATE), config.recall)
-        scopes = await resolve_scopes(db.write, user_id, options.namespaces, options.mid_scope)
+        scopes = await resolve_scopes(
+            db.write, user_id, options.namespaces, options.mid_scope, options.whole_scope
+        )
         http_texts = (WARMUP + options.requests) * len(FUSED_MODES)
         timed = WARMUP + options.requests + http_texts * len(options.concurrency) + options.hnsw_queries
         per_scope = options.cache_warmup + timed
@@ -113,7 +115,10 @@ async def bench_latency(
         await db.close()
     report.update(
         settings={**config.recall.model_dump(), "ef_search_used": ef_search},
-        scopes=[{"label": s.label, "namespace": s.namespace, "rows": s.rows} for s in scopes],
+        scopes=[
+            {"label": s.label, "namespace": s.namespace, "namespaces": len(s.namespace_ids), "rows": s.rows}
+            for s in scopes
+        ],
         latency=rows,
         ratios=ratios_to_lexical(rows),
         hnsw=hnsw,

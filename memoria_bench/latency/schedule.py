@@ -60,6 +60,6 @@ def paired_blocks(
                 yield mode, block
 
 
-def recall_request(text: str, namespace: str, mode: str, limit: int = 10) -> RecallRequest:
+def recall_request(text: str, namespace: str | None, mode: str, limit: int = 10) -> RecallRequest:
     """The request the service gets for `text` in `mode`, as the HTTP body decodes to."""
     return RecallRequest(query=text, namespace=namespace, limit=limit, weights=MODES[mode])

@@ -1,7 +1,9 @@
 """The namespaces recall is timed in: the big one (half the corpus), the smallest one and, when
 asked, a middle one (the biggest of the rest, a share of the corpus below the big one's), which
 reads its text matches namespace by namespace where the big one reads them table-wide
-(`MEMORIA_RECALL__TEXT_BY_NAMESPACE_BELOW_SHARE`)."""
+(`MEMORIA_RECALL__TEXT_BY_NAMESPACE_BELOW_SHARE`); and, when asked, the caller's whole scope, every
+namespace of theirs at once (a recall naming none), which costs what the caller's namespace count
+makes it cost."""
 
 from __future__ import annotations
 
@@ -15,8 +17,8 @@ from memoria_bench.corpus import namespace_names
 @dataclass(frozen=True, slots=True)
 class Scope:
     label: str
-    namespace: str
-    namespace_id: int
+    namespace: str | None  # None: every namespace of the caller's (the request names none)
+    namespace_ids: tuple[int, ...]
     rows: int
 
 
@@ -33,19 +35,28 @@ async def live_counts(pool: asyncpg.Pool, user_id: int) -> dict[str, int]:
     return {r["name"]: int(r["n"]) for r in rows}
 
 
-async def resolve_scopes(pool: asyncpg.Pool, user_id: int, namespaces: int, mid: bool = False) -> list[Scope]:
-    """The big scope, the middle one when `mid` and there are two others or more, and the smallest
-    of the others when there are others; in that order."""
+async def resolve_scopes(
+    pool: asyncpg.Pool, user_id: int, namespaces: int, mid: bool = False, whole: bool = False
+) -> list[Scope]:
+    """The big scope, the middle one when `mid` and there are two others or more, the smallest of
+    the others when there are others, and every namespace of the user's when `whole`; in that order.
+    A namespace the corpus drew no memory for was never created (the Zipf tail of many namespaces)."""
     counts = await live_counts(pool, user_id)
-    names = namespace_names(namespaces)
     ids = {
         r["name"]: r["id"]
         for r in await pool.fetch("SELECT name, id FROM namespaces WHERE user_id = $1", user_id)
     }
+    names = [name for name in namespace_names(namespaces) if name in ids]
     others = sorted(names[1:], key=lambda n: (counts.get(n, 0), n))
-    scopes = [Scope("big", names[0], ids[names[0]], counts[names[0]])]
+
+    def one(label: str, name: str) -> Scope:
+        return Scope(label, name, (ids[name],), counts[name])
+
+    scopes = [one("big", names[0])]
     if mid and len(others) > 1:
-        scopes.append(Scope("mid", others[-1], ids[others[-1]], counts[others[-1]]))
+        scopes.append(one("mid", others[-1]))
     if others:
-        scopes.append(Scope("small", others[0], ids[others[0]], counts[others[0]]))
+        scopes.append(one("small", others[0]))
+    if whole:
+        scopes.append(Scope("whole", None, tuple(sorted(ids.values())), sum(counts.values())))
     return scopes

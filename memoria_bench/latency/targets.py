@@ -6,7 +6,9 @@ the default recall's (`all`, every leg): at 100k memories p50 ≤ 12 ms and p95 
 concurrency 1, with at most 2 ms of it spent neither in the statement nor waiting for the query
 embedding, and ≥ 150 req/s with p99 at most 3 times p50 at concurrency 8; at a million memories
 p95 ≤ 50 ms. A run is judged by the goals of its size: a million rows or more, or fewer. `all` is
-judged by these goals alone; its ratio to lexical-only stays in the ratios table."""
+judged by these goals alone; its ratio to lexical-only stays in the ratios table. "Hardening from
+an outside attack" set the whole scope's (every namespace of the caller's, `--whole-scope`): its
+p50 and p95 within 2 times the big namespace's, whatever the namespace count, per mode."""
 
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ from typing import Any
 from memoria_bench.modes import ALL, LEXICAL, LEXICAL_DENSE
 
 TARGETS = {"http_p50_ms": 15.0, "http_p95_ms": 30.0, "ratio_to_lexical": 2.0, "hnsw_recall@10": 0.98}
+#: The whole scope's p50 and p95 over the big namespace's, at concurrency 1, per mode and path.
+WHOLE_OVER_ONE = 2.0
 
 MILLION = 1_000_000
 #: Every-leg goals at 100k memories ("Recall at the floor").
@@ -63,6 +67,7 @@ def target_checks(report: dict[str, Any]) -> list[dict[str, Any]]:
                 _at_most(f"{mode}/lexical p50, c=1, {scope}", ratio["p50"], ratio_goal, "x"),
             ]
         checks += _every_leg_checks(scope, http.get((scope, 1, ALL)), http.get((scope, 8, ALL)), million)
+    checks += _whole_scope_checks(report["latency"])
     checks += [
         _check(f"HNSW recall@10, {h['scope']}", h["recall@10"], TARGETS["hnsw_recall@10"], "", low=False)
         for h in report["hnsw"]
@@ -94,6 +99,21 @@ def _every_leg_checks(
             _check(f"{name}, c=8: req/s", concurrent["per_second"], EVERY_LEG["per_second_c8"], "", False),
             _at_most(f"{name}, c=8: p99/p50", tail, EVERY_LEG["p99_over_p50_c8"], "x"),
         ]
+    return checks
+
+
+def _whole_scope_checks(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The whole scope's p50 and p95 over the big namespace's, per path and mode at concurrency 1."""
+    one = {(r["path"], r["mode"]): r for r in rows if r["scope"] == "big" and r["concurrency"] == 1}
+    checks: list[dict[str, Any]] = []
+    for whole in (r for r in rows if r["scope"] == "whole" and r["concurrency"] == 1):
+        big = one.get((whole["path"], whole["mode"]))
+        if big is None or whole["path"] == "embed":
+            continue
+        for stat in ("p50", "p95"):
+            ratio = round(whole[stat] / big[stat], 2) if big[stat] else float("inf")
+            name = f"{whole['path'].upper()} {whole['mode']} {stat}, c=1: whole scope / big"
+            checks.append(_at_most(name, ratio, WHOLE_OVER_ONE, "x"))
     return checks
 
 
