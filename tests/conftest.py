@@ -10,6 +10,7 @@ import os
 import uuid
 import warnings
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import asyncpg
@@ -70,15 +71,24 @@ def fresh_database(pg_admin_url: str) -> Iterator[str]:
         conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
 
 
+@contextmanager
+def template_copy(pg_admin_url: str, prefix: str) -> Iterator[str]:
+    """The URL of a new database copied from the migrated template, dropped on leaving."""
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_admin_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE_DB}"')
+    try:
+        yield with_database(pg_admin_url, name)
+    finally:
+        with psycopg.connect(pg_admin_url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+
+
 @pytest.fixture
 def db_url(pg_admin_url: str, template_url: str) -> Iterator[str]:
     """A private database with the migrated schema, dropped after the test."""
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_admin_url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE_DB}"')
-    yield with_database(pg_admin_url, name)
-    with psycopg.connect(pg_admin_url, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+    with template_copy(pg_admin_url, "t") as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -12,16 +12,14 @@ from typing import Any
 
 import asyncpg
 import httpx
-import psycopg
 import pytest
 from mcp.shared.exceptions import MCPError
 
 from app.auth.service import create_key, get_or_create_user
-from app.db.urls import with_database
 from app.mcp.tools import TOOLS, definitions_text
 from memoria_bench.mcp import McpBenchOptions, mcp_session, measure
 from memoria_bench.serve import served_api
-from tests.conftest import TEMPLATE_DB
+from tests.conftest import template_copy
 
 pytestmark = pytest.mark.e2e
 
@@ -49,12 +47,8 @@ class Served:
 
 @pytest.fixture(scope="module")
 def module_db(pg_admin_url: str, template_url: str) -> Iterator[str]:
-    name = f"t_mcp_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(pg_admin_url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE_DB}"')
-    yield with_database(pg_admin_url, name)
-    with psycopg.connect(pg_admin_url, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+    with template_copy(pg_admin_url, "t_mcp") as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -10,13 +10,11 @@ from collections.abc import AsyncIterator, Iterator
 
 import asyncpg
 import httpx
-import psycopg
 import pytest
 
 from app.auth.service import create_key, get_or_create_user
-from app.db.urls import with_database
 from memoria_bench.serve import ServedApi, served_api
-from tests.conftest import TEMPLATE_DB
+from tests.conftest import template_copy
 
 pytestmark = pytest.mark.e2e
 
@@ -35,12 +33,8 @@ ENV = {
 
 @pytest.fixture(scope="module")
 def module_db(pg_admin_url: str, template_url: str) -> Iterator[str]:
-    name = f"t_slow_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(pg_admin_url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE_DB}"')
-    yield with_database(pg_admin_url, name)
-    with psycopg.connect(pg_admin_url, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+    with template_copy(pg_admin_url, "t_slow") as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
