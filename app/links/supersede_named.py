@@ -116,7 +116,14 @@ SLOT_CUES: tuple[str, ...] = (
 """Phrases by which a clause announces that a value changed (a limit is raised, a version bumped)."""
 
 _CUE_WORDS = frozenset(SLOT_CUES)
-"""A cue says that something changed, not what: never a qualifier."""
+
+
+def is_cue_word(word: str) -> bool:
+    """Whether `word` announces a change: a cue says that something changed, not what, so it is
+    never a qualifier."""
+    return word.lower() in _CUE_WORDS
+
+
 QUALIFIER_ZIPF = 4.5
 """A word before a value rarer than this (Zipf) qualifies what the value is of ("database statement
 timeout", "avatar upload size", "staging"); commoner ones ("runs", "public", "limit") do not."""
@@ -308,7 +315,7 @@ def qualified(clause: str, at: int, other_text: set[str]) -> bool:
         w.lower.isalpha()
         and zipf(w.lower) < QUALIFIER_ZIPF
         and w.key not in other_text
-        and w.lower not in _CUE_WORDS
+        and not is_cue_word(w.lower)
         for w in words(clause)
         if since <= w.at < at
     )

@@ -65,7 +65,7 @@ from difflib import SequenceMatcher
 from itertools import pairwise
 from typing import Literal
 
-from app.links.supersede_named import QUALIFIER_ZIPF, SLOT_CUES, named_change, qualified
+from app.links.supersede_named import QUALIFIER_ZIPF, is_cue_word, named_change, qualified
 from app.links.supersede_text import (
     ADDITION_CUES,
     CHANGE_CUES,
@@ -295,7 +295,7 @@ def _names_another(text: str, found: Sequence[Token], old_set: set[str]) -> bool
             word.text not in old_set
             and word.shown.isalpha()
             and zipf(word.shown) < QUALIFIER_ZIPF
-            and word.shown.lower() not in SLOT_CUES
+            and not is_cue_word(word.shown)
             and not between.strip()
             and after.text in old_set
             and after.shown.isalpha()
