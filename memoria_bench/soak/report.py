@@ -56,6 +56,9 @@ def rss_growth(rss_mb: Sequence[tuple[float, float]], warmup_s: float) -> dict[s
     return {"after_warmup_mb": round(start, 1), "end_mb": round(end, 1), "growth": round(end / start - 1, 4)}
 
 
+SHOWN_ERROR_LINES = 80  # of the server's ERROR lines and tracebacks; the JSON keeps them all
+
+
 def targets(report: dict[str, Any]) -> list[dict[str, Any]]:
     """The issue's bars: no lost write, RSS growth under 10 %, errors only inside an outage, and
     no 500 ever (an outage is answered 503, or not at all)."""
@@ -113,6 +116,8 @@ def print_summary(report: dict[str, Any], console: Console) -> None:
             f"{outage['errors_outside_outage']}"
         )
     console.print(f"  failed requests by status (0: no answer): {report.get('error_statuses', {})}")
+    for line in report.get("server_error_lines", [])[:SHOWN_ERROR_LINES]:
+        console.print(f"  server: {line}", markup=False, highlight=False)
     console.print(f"  acknowledged stores: {report['acknowledged']}, lost: {report['lost_writes']}")
     for check in report["targets"]:
         mark = "met" if check["met"] else "NOT MET"

@@ -173,6 +173,7 @@ async def bench_soak(options: SoakOptions, console: Console) -> dict[str, Any]:
                 kill_at_s = await killer if killer is not None else None
                 await _wait_answering(client)
                 missing = await missing_acknowledged(client, work.acknowledged)
+            server_errors = list(api.errors)
     errors = sum(1 for s in work.samples if not ok(s))
     report: dict[str, Any] = {
         "duration_s": options.duration_s,
@@ -189,6 +190,7 @@ async def bench_soak(options: SoakOptions, console: Console) -> dict[str, Any]:
         "acknowledged": len(work.acknowledged),
         "lost_writes": len(missing),
         "lost_ids": missing[:20],
+        "server_error_lines": server_errors,
     }
     report["targets"] = targets(report)
     return report
