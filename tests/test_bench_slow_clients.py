@@ -35,7 +35,9 @@ def _listener(close_at_once: bool, connections: int) -> tuple[socket.socket, lis
 
 
 @pytest.mark.parametrize(("close_at_once", "closed"), [(True, 6), (False, 0)])
-async def test_the_attacker_counts_only_the_sockets_the_server_closed(close_at_once: bool, closed: int) -> None:
+async def test_the_attacker_counts_only_the_sockets_the_server_closed(
+    close_at_once: bool, closed: int
+) -> None:
     server, kept = _listener(close_at_once, 6)
     try:
         port = server.getsockname()[1]

@@ -392,11 +392,15 @@ async def test_a_transaction_whose_backend_is_terminated_mid_block_is_the_databa
     closed") in place of the connection's own error: it is still the database that went away."""
     victim = await asyncpg.connect(db_url)
     pid = await victim.fetchval("SELECT pg_backend_pid()")
+
+    async def terminated_mid_block() -> None:
+        async with victim.transaction():
+            await conn.execute("SELECT pg_terminate_backend($1)", pid)
+            await victim.execute("SELECT 1")
+
     try:
         with pytest.raises(asyncpg.InterfaceError) as broken:
-            async with victim.transaction():
-                await conn.execute("SELECT pg_terminate_backend($1)", pid)
-                await victim.execute("SELECT 1")
+            await terminated_mid_block()
     finally:
         await victim.close()
     assert database_unavailable(broken.value) is not None
