@@ -168,14 +168,16 @@ UNION ALL
 -- [graph namespace] What the graph leg weighs concept c by, from its namespace: the namespace's
 -- linked memories, and the doc_freq above which a concept of it is a hub, or too common to stand
 -- for a first-stage hit. No row when the namespace is out of scope, so neither is c. One primary-key
--- lookup, kept apart by OFFSET 0 as [by id] explains.
+-- lookup, kept apart by OFFSET 0 as [by id] explains; the scope test names c's column, not the
+-- namespace's, so that it gates the lookup instead of joining its index condition, where the
+-- index would sort the scope's ids again for every concept.
 (SELECT n.graph_memories,
         greatest(:graph_hub_min_doc_freq::float8, :graph_hub_fraction::float8 * n.graph_memories)
             AS hub_ceiling,
         greatest(2, :graph_feedback_max_fraction::float8 * n.graph_memories) AS feedback_ceiling
  FROM namespaces n
  WHERE n.id = c.namespace_id
-   AND n.id = ANY((SELECT ids FROM scope_ids)::bigint[])
+   AND c.namespace_id = ANY((SELECT ids FROM scope_ids)::bigint[])
  OFFSET 0)
 
 -- name: recall
