@@ -7,7 +7,9 @@ real `memoria serve` (embedded PostgreSQL), its model played by a fake OpenAI Re
 2. Capture and recall: a session's exchange (with an `exec_command` call) is captured at Stop from
    Codex's session file as an episode whose source is `codex`, and the NEXT session's prompt gets it
    through UserPromptSubmit.
-3. Server stopped: `codex exec` prints what it prints with the same hooks and nothing to say (Codex's
+3. The MCP store tool: with `memoria mcp install --agent codex --approve-tools`, a third session's
+   model calls `memory_store` (in Codex's `mcp__memoria` tool namespace) and the memory is stored.
+4. Server stopped: `codex exec` prints what it prints with the same hooks and nothing to say (Codex's
    own "hook: <event>" progress lines aside, which it prints for any hook), the exchange waits in
    the spool, and once the server is back `memoria capture flush` stores it once.
 
@@ -46,6 +48,8 @@ PINNED_FACT = "Pinned: the quokka-9 project ships every release from the release
 FIRST_PROMPT = "Which port does the walrus gateway of quokka-9 listen on? Check the repo first."
 FIRST_REPLY = "The walrus gateway listens on port 7341 behind the amber proxy; see gateway.toml."
 SECOND_PROMPT = "Remind me which port the walrus gateway listens on."
+STORE_PROMPT = "Remember for later sessions: zebra-17 deploys with Terraform only."
+STORED_FACT = "The zebra-17 service of quokka-9 is deployed with Terraform only; never kubectl apply by hand."
 OFFLINE_PROMPT = "Note for later: the narwhal cache of quokka-9 is flushed every Tuesday at noon."
 OFFLINE_REPLY = "Noted: the narwhal cache is flushed every Tuesday at noon."
 #: How each Memoria context starts (app.hooks.start_context, app.hooks.context).
@@ -69,8 +73,14 @@ def codex_binary() -> str:
 
 
 def script(body: dict[str, Any]) -> Reply:
-    """The fake model: for FIRST_PROMPT one `ls` through exec_command, then FIRST_REPLY; text otherwise."""
+    """The fake model: for FIRST_PROMPT one `ls` through exec_command, then FIRST_REPLY; for
+    STORE_PROMPT one `memory_store` call; text otherwise."""
     asked = json.dumps(body.get("input", []))
+    if STORE_PROMPT in asked:
+        if "function_call_output" not in asked:
+            memories = {"memories": [{"content": STORED_FACT}], "namespace": "repo:quokka-9"}
+            return FunctionCall("memory_store", memories, call_id="call_store", namespace="mcp__memoria")
+        return Text("Stored.")
     if FIRST_PROMPT in asked:
         if "function_call_output" not in asked:
             return FunctionCall("exec_command", {"cmd": "ls"}, call_id="call_hooks_ls")
@@ -246,7 +256,7 @@ def _spool_text(project: Project) -> str:
     return spool.read_text() if spool.is_file() else ""
 
 
-async def test_session_start_context_and_a_captured_exchange_reach_the_next_codex_session(
+async def test_context_capture_recall_and_the_store_tool_across_codex_sessions(
     project: Project, fake_model: FakeResponses
 ) -> None:
     codex = await asyncio.to_thread(codex_binary)
@@ -289,6 +299,31 @@ async def test_session_start_context_and_a_captured_exchange_reach_the_next_code
             f"{recalled[:1500]!r}\n" + _shown(second, project)
         )
         assert second.returncode == 0, _shown(second, project)
+
+        mcp = await _run(
+            [MEMORIA, "mcp", "install", "--agent", "codex", "--approve-tools"],
+            project.repo,
+            project.client_env(api.base, key),
+            120,
+        )
+        assert mcp.returncode == 0, f"{mcp.stdout}\n{mcp.stderr}"
+        before = len(fake_model.responses())
+        third = await _codex(codex, project, api.base, key, STORE_PROMPT)
+        results = [
+            item
+            for body in fake_model.responses()[before:]
+            for item in body.get("input", [])
+            if item.get("type") == "function_call_output" and item.get("call_id") == "call_store"
+        ]
+        assert results, f"Codex never answered the store call\n{_shown(third, project)}"
+        async with httpx.AsyncClient(base_url=api.base, timeout=30) as http:
+            page = await http.get(
+                "/v1/memories",
+                params={"namespace": project.namespace, "limit": 100},
+                headers={"Authorization": f"Bearer {key}"},
+            )
+        stored_now = [item for item in page.json()["items"] if item["content"] == STORED_FACT]
+        assert len(stored_now) == 1, f"{results}\n{_shown(third, project)}"
 
 
 _SESSION_LINE = re.compile(r"^session id: .*$", re.MULTILINE)
