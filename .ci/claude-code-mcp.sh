@@ -18,7 +18,7 @@ case "${1:-}" in
   *) echo "usage: $0 [--install-only]" >&2; exit 2 ;;
 esac
 
-version="${CLAUDE_CODE_VERSION:-2.1.197}"
+version="${CLAUDE_CODE_VERSION:-2.1.332}"
 dir="${CLAUDE_CODE_DIR:-${HOME}/.cache/memoria-ci/claude-code-${version}}"
 claude="${dir}/node_modules/.bin/claude"
 

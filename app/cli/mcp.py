@@ -37,9 +37,13 @@ _file_option = click.option(
 )
 
 
+def _scope(scope: str) -> setup.Scope:
+    return cast(setup.Scope, scope)
+
+
 def _where(scope: str, project_dir: Path | None, config_file: Path | None) -> tuple[Path, tuple[str, ...]]:
     project = project_dir or Path.cwd()
-    chosen = cast(setup.Scope, scope)
+    chosen = _scope(scope)
     path = config_file or setup.config_path(chosen, project)
     return path, setup.servers_location(chosen, project)
 
@@ -54,8 +58,20 @@ def _where(scope: str, project_dir: Path | None, config_file: Path | None) -> tu
 )
 @_project_option
 @_file_option
+@click.option(
+    "--allow-tools",
+    is_flag=True,
+    help=f"Also allow every memoria tool ({setup.PERMISSION_RULE} in permissions.allow of your "
+    ".claude/settings.local.json, or ~/.claude/settings.json for --scope user), so headless "
+    "`claude -p` runs can use them; uninstall removes it.",
+)
 def mcp_install(
-    scope: str, url: str | None, namespace: str | None, project_dir: Path | None, config_file: Path | None
+    scope: str,
+    url: str | None,
+    namespace: str | None,
+    project_dir: Path | None,
+    config_file: Path | None,
+    allow_tools: bool,
 ) -> None:
     """Add the `memoria` MCP server to Claude Code (idempotent; other servers and keys kept).
 
@@ -66,13 +82,21 @@ def mcp_install(
     if namespace is None and scope != "user":
         namespace = setup.project_namespace(project, client.namespace_map, client.default_namespace)
     path, location = _where(scope, project_dir, config_file)
-    entry = setup.server_entry(url or client.url, namespace)
+    # a committed .mcp.json cannot name a command of this machine: the key comes from the variable
+    helper = setup.key_helper() if scope != "project" else None
+    entry = setup.server_entry(url or client.url, namespace, helper)
     try:
         changed = setup.install(path, location, entry)
+        allowed = setup.allow_tools(setup.permissions_path(_scope(scope), project)) if allow_tools else None
     except setup.ConfigFileError as exc:
         raise click.ClickException(str(exc)) from exc
     where = f"{path}" + (f" (project {location[1]})" if scope == "local" else "")
     click.echo(f"{'installed' if changed else 'already installed'}: MCP server memoria in {where}", err=True)
+    if allowed is not None:
+        rules = setup.permissions_path(_scope(scope), project)
+        click.echo(
+            f"{'allowed' if allowed else 'already allowed'}: {setup.PERMISSION_RULE} in {rules}", err=True
+        )
     click.echo(
         f"Tools default to namespace {namespace}."
         if namespace
@@ -80,10 +104,24 @@ def mcp_install(
         "recall and list search all of yours, stores go to `default` unless the agent names one.",
         err=True,
     )
-    note = f"Claude Code sends the key from ${ENV_API_KEY}: start it with that variable set"
-    if not os.environ.get(ENV_API_KEY):
-        note += " (it is not set in this shell)"
-    click.echo(note + ".", err=True)
+    if helper:
+        click.echo(f"Claude Code asks {helper} for the key (${ENV_API_KEY}, else the key file).", err=True)
+    else:
+        click.echo(
+            f"Claude Code sends the key from ${ENV_API_KEY}: start it with that variable set.", err=True
+        )
+    helper_runs = scope == "user" or setup.workspace_trusted(project)
+    problem = setup.key_problem(entry, dict(os.environ), helper_runs)
+    if problem:
+        click.echo(f"Warning: the memory tools are unreachable from this shell: {problem}.", err=True)
+        if not helper and scope == "project":
+            click.echo("  Export the variable, or install with --scope local (reads the key file).", err=True)
+    if not allow_tools:
+        click.echo(
+            f"Headless runs (claude -p) may call the tools only once allowed: --allow-tools, "
+            f"or --allowedTools {setup.PERMISSION_RULE}.",
+            err=True,
+        )
     if scope == "project":
         click.echo("Claude Code asks once before it uses a server from .mcp.json.", err=True)
     click.echo("\nAdd this to CLAUDE.md so the agent uses its memory:\n", err=True)
@@ -95,13 +133,18 @@ def mcp_install(
 @_project_option
 @_file_option
 def mcp_uninstall(scope: str, project_dir: Path | None, config_file: Path | None) -> None:
-    """Remove the `memoria` MCP server from Claude Code's configuration (everything else is kept)."""
+    """Remove the `memoria` MCP server from Claude Code's configuration, and the permission rule
+    `--allow-tools` added (everything else is kept)."""
     path, location = _where(scope, project_dir, config_file)
+    rules = setup.permissions_path(_scope(scope), project_dir or Path.cwd())
     try:
         removed = setup.uninstall(path, location)
+        disallowed = setup.disallow_tools(rules)
     except setup.ConfigFileError as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(
         f"{'removed the' if removed else 'no'} MCP server memoria {'from' if removed else 'in'} {path}",
         err=True,
     )
+    if disallowed:
+        click.echo(f"removed {setup.PERMISSION_RULE} from {rules}", err=True)
