@@ -8,15 +8,16 @@ and place Claude Code keeps for each scope, and out again. Runs on the client.
 | `user` | `~/.claude.json` (yours, every project) | `mcpServers.memoria` |
 
 The edit is surgical: only the `memoria` entry is written or removed, every other server and key
-keeps its value and order, the file keeps its indentation and final newline, and an install that
-would change nothing does not touch the file (no diff on re-install); an uninstall that leaves the
-file empty removes it (a fresh project's `.mcp.json` goes as it came). The API key is never written.
-Local and user installs (files of yours alone) name a `headersHelper`, `app.mcp.key_header`, which
-Claude Code runs at connection and which reads the key as the hook does (the variable, else the key
-file of `memoria login`); a project install (`.mcp.json`, committed, so it cannot name a command of
-this machine) has the `Authorization` header name `${MEMORIA_CLIENT__API_KEY}`, which Claude Code
-expands from its environment: without that variable its tools are unreachable, and the install says
-so. Project and local installs carry the project's namespace (mapped prefix, else the git root as
+keeps its place and exact text (`render_edit`: an uninstall gives back the bytes the install
+found), an install that would change nothing does not touch the file (no diff on re-install); an
+uninstall that leaves the file empty removes it (a fresh project's `.mcp.json` goes as it came).
+The API key is never written: the `Authorization` header names `${MEMORIA_CLIENT__API_KEY}`, which
+Claude Code expands from its environment. Local and user installs (files of yours alone) also name
+a `headersHelper`, `app.mcp.key_header`, which Claude Code runs at connection and which reads the
+key as the hook does (the variable, else the key file of `memoria login`), so a shell with only the
+key file reaches the tools too; a project install (`.mcp.json`, committed) cannot name a command of
+this machine, so it needs the variable, and the install warns when Claude Code would send no key.
+Project and local installs carry the project's namespace (mapped prefix, else the git root as
 `repo:<name>`, computed here on the client) in the `X-Memoria-Namespace` header, so what the agent
 stores in one repository is recalled there and not elsewhere.
 
@@ -33,7 +34,7 @@ import sys
 from pathlib import Path
 from typing import Any, Literal
 
-from app.client.json_file import JsonFileError, read_object, render_like, write_atomically
+from app.client.json_file import JsonFileError, read_object, render_edit, write_atomically
 from memoria_hook_client.environment import ENV_API_KEY, KeyFileError, key_from_environment
 from memoria_hook_client.namespace import namespace_for_cwd
 
@@ -197,7 +198,7 @@ def allow_tools(path: Path) -> bool:
     updated = with_permission(data)
     if updated == data:
         return False
-    write_atomically(path, render_like(updated, original))
+    write_atomically(path, render_edit(updated, original))
     return True
 
 
@@ -210,7 +211,7 @@ def disallow_tools(path: Path) -> bool:
     if updated == data:
         return False
     if updated:
-        write_atomically(path, render_like(updated, original))
+        write_atomically(path, render_edit(updated, original))
     else:
         path.unlink()
     return True
@@ -254,7 +255,7 @@ def install(path: Path, location: tuple[str, ...], entry: dict[str, Any]) -> boo
     updated = with_server(data, location, entry)
     if updated == data:
         return False
-    write_atomically(path, render_like(updated, original))
+    write_atomically(path, render_edit(updated, original))
     return True
 
 
@@ -268,7 +269,7 @@ def uninstall(path: Path, location: tuple[str, ...]) -> bool:
     if updated == data:
         return False
     if updated:
-        write_atomically(path, render_like(updated, original))
+        write_atomically(path, render_edit(updated, original))
     else:
         path.unlink()
     return True
