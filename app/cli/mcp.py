@@ -8,8 +8,10 @@ from pathlib import Path
 from typing import cast, get_args
 
 import click
+from rich.markup import escape
 
 from app.cli.config import settings
+from app.client.render import console
 from app.mcp import install as setup
 from memoria_hook_client.environment import ENV_API_KEY
 
@@ -148,3 +150,33 @@ def mcp_uninstall(scope: str, project_dir: Path | None, config_file: Path | None
     )
     if disallowed:
         click.echo(f"removed {setup.PERMISSION_RULE} from {rules}", err=True)
+
+
+def print_registrations(project: Path) -> None:
+    """`memoria status`'s MCP part: the `memoria` server in each scope Claude Code would read for a
+    session in `project`, whether its tools are allowed headless, and whether it would send a key."""
+    console().print("mcp")
+    env = dict(os.environ)
+    for scope in _SCOPES:
+        chosen = _scope(scope)
+        path = setup.config_path(chosen, project)
+        where = escape(str(path)) + (" (this project)" if chosen == "local" else "")
+        entry = setup.installed_entry(path, setup.servers_location(chosen, project))
+        if entry is None:
+            console().print(f"  {scope:<8} [dim]none[/dim]  {where}")
+            continue
+        headers = entry.get("headers")
+        named = headers.get(setup.NAMESPACE_HEADER) if isinstance(headers, dict) else None
+        key = "key helper" if isinstance(entry.get("headersHelper"), str) else f"key ${ENV_API_KEY}"
+        allowed = setup.tools_allowed(setup.permissions_path(chosen, project))
+        console().print(
+            f"  {scope:<8} {where}  {escape(str(entry.get('url')))}  "
+            f"namespace {escape(str(named or 'none'))}  {key}  "
+            + ("tools allowed" if allowed else "[dim]tools asked for[/dim]")
+        )
+        helper_runs = chosen == "user" or setup.workspace_trusted(project)
+        problem = setup.key_problem(entry, env, helper_runs)
+        if problem:
+            console().print(f"    [red]unreachable[/red]  {escape(problem)}")
+        else:
+            console().print("    key reachable")

@@ -135,7 +135,7 @@ def key_problem(entry: dict[str, Any], env: dict[str, str], helper_runs: bool) -
     try:
         key_from_environment(env)
     except KeyFileError as exc:
-        return f"no key: {exc}; run `memoria login`"
+        return f"{exc}; or run `memoria login`"
     if isinstance(entry.get("headersHelper"), str):
         if helper_runs:
             return None
@@ -162,6 +162,17 @@ def installed_entry(path: Path, location: tuple[str, ...]) -> dict[str, Any] | N
             return None
         node = node[key]
     return node if isinstance(node, dict) else None
+
+
+def tools_allowed(path: Path) -> bool:
+    """Whether `path` (a Claude Code settings file) holds the `mcp__memoria` allow rule."""
+    try:
+        data, _ = read_object(path)
+    except JsonFileError:
+        return False
+    permissions = data.get("permissions")
+    allow = permissions.get("allow") if isinstance(permissions, dict) else None
+    return isinstance(allow, list) and PERMISSION_RULE in allow
 
 
 def with_permission(data: dict[str, Any]) -> dict[str, Any]:
