@@ -73,7 +73,7 @@ def _tool_definitions() -> list[types.Tool]:
             name=spec.name,
             description=spec.description,
             input_schema=spec.input_schema,
-            meta={SEARCH_HINT: spec.search_hint} if spec.search_hint else None,
+            _meta={SEARCH_HINT: spec.search_hint} if spec.search_hint else None,
             annotations=types.ToolAnnotations(
                 read_only_hint=spec.read_only,
                 destructive_hint=spec.name == "memory_forget" if not spec.read_only else None,
