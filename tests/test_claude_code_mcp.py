@@ -14,7 +14,9 @@ a fake Anthropic Messages API on 127.0.0.1.
 4. A fact that changes in a later session: session 1 stores it through `memory_store`; session 2's
    model recalls it (`memory_recall`), reads its id from the tool result and stores the new version
    with `supersedes: [id]`; session 3's request (SessionStart and prompt hook context) carries the
-   new version and nowhere the old one.
+   new version and nowhere the old one. This one installs with `--scope local` and the key in the
+   key file only (as after `memoria login`, no `MEMORIA_CLIENT__API_KEY`): every tool call is
+   authenticated by the entry's `headersHelper`.
 
 Claude Code is found at `$CLAUDE_CODE_BIN` (`.ci/claude-code-mcp.sh` sets it), else installed by
 `.ci/claude-code-mcp.sh --install-only` (npm, into a local folder). Every wait is bounded.
