@@ -4,7 +4,9 @@ capture spool and the last capture / recall / session-start, shown when the serv
 from __future__ import annotations
 
 import json
+import os
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -236,3 +238,28 @@ def test_status_shows_what_the_server_skipped_per_reason_and_folded_in_the_last_
         "skipped api-error 1, greeting 3",
         "folded 2 repeats into earlier episodes",
     ]
+
+
+def test_a_flush_that_found_the_spool_already_sent_leaves_the_last_flush_line_alone(
+    machine: dict[str, str],
+) -> None:
+    state.record(machine, "flush", "flushed", "repo:shop-api", 4)  # the flush that sent
+    spool.append(machine, "repo:shop-api", machine["MEMORIA_CLIENT__URL"], [{"turn": 0}])
+    # another flusher holds the lock while this one waits for it, and sends the spool meanwhile
+    held = state.lock_file(os.path.join(state.state_dir(machine), spool.FLUSH_LOCK), 1.0)
+    assert held is not None
+    outcome: dict[str, Any] = {}
+    waiting = threading.Thread(target=lambda: outcome.update(run_flush(machine, 5.0, [])))
+    waiting.start()
+    time.sleep(0.2)
+    for batch in spool.load(machine):
+        spool._remove_batch(machine, batch)
+    state.unlock_file(held)
+    waiting.join(10)
+
+    assert outcome["outcome"] == "empty" and outcome["sent"] == 0
+    assert state.read_status(machine)["flush"]["count"] == 4
+    assert any(
+        line.startswith("last flush") and "flushed count 4" in line
+        for line in lines(memoria(machine, "status"))
+    )
