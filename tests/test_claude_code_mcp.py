@@ -186,7 +186,8 @@ async def _project_with_mcp(
         write_key_file(home / ".config" / "memoria" / "key", key)
         # as after a first interactive start here: Claude Code runs a local install's headersHelper
         # only in a workspace whose trust dialog was accepted
-        trusted = {"projects": {str(repo.resolve()): {"hasTrustDialogAccepted": True}}}
+        resolved = await asyncio.to_thread(repo.resolve)
+        trusted = {"projects": {str(resolved): {"hasTrustDialogAccepted": True}}}
         (home / ".claude.json").write_text(json.dumps(trusted))
     installed = await _run(
         [MEMORIA, "mcp", "install", "--scope", scope, "--allow-tools"], repo, client_env, 120
@@ -310,7 +311,8 @@ class ChangingFactScript:
                 if found is None:
                     return Text("I could not find the old memory.")
                 self.old_id = int(found.group(1))
-                item = {"content": NEW_FACT, "category": "decision", "supersedes": [self.old_id]}
+                # the id as the recall shows it, `#` and all: the server reads it as the id
+                item = {"content": NEW_FACT, "category": "decision", "supersedes": [f"#{self.old_id}"]}
                 return ToolUse(STORE_TOOL, {"memories": [item]}, id="toolu_replace")
         elif SAVE_PROMPT in asked and "toolu_save" not in asked:
             return _load(body, STORE_TOOL, "remember", "toolu_load_save") or ToolUse(
