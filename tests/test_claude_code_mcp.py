@@ -1,16 +1,22 @@
 """The real Claude Code (from npm) against a real `memoria serve` through `/mcp`, its model played by
 a fake Anthropic Messages API on 127.0.0.1.
 
-1. `memoria mcp install --scope project` in a git repository; `claude -p` lists Memoria's tools in
-   the request it sends the model.
-2. The fake model answers with a `tool_use` of the store tool; Claude Code calls it through MCP and
-   sends the `tool_result` back; the memory is in the project's namespace.
+1. `memoria mcp install --scope project --allow-tools` in a git repository; `claude -p` offers
+   Memoria's tools to the model. Today's Claude Code defers MCP tools behind `ToolSearch` (the
+   first request lists their names only): the fake model searches with the words a model would
+   use ("memory", "remember", "recall", "what did we decide") and each search must find the tool
+   that word is for; a client that lists the tools outright is served as well.
+2. The fake model answers with a `tool_use` of the store tool; Claude Code calls it through MCP
+   (allowed by the install's permission entry, no `--allowedTools`) and sends the `tool_result`
+   back; the memory is in the project's namespace.
 3. With the UserPromptSubmit hook installed (`memoria hook install`, the project's namespace named),
    the next `claude -p` run's request to the model carries the stored memory.
 4. A fact that changes in a later session: session 1 stores it through `memory_store`; session 2's
    model recalls it (`memory_recall`), reads its id from the tool result and stores the new version
    with `supersedes: [id]`; session 3's request (SessionStart and prompt hook context) carries the
-   new version and nowhere the old one.
+   new version and nowhere the old one. This one installs with `--scope local` and the key in the
+   key file only (as after `memoria login`, no `MEMORIA_CLIENT__API_KEY`): every tool call is
+   authenticated by the entry's `headersHelper`.
 
 Claude Code is found at `$CLAUDE_CODE_BIN` (`.ci/claude-code-mcp.sh` sets it), else installed by
 `.ci/claude-code-mcp.sh --install-only` (npm, into a local folder). Every wait is bounded.
@@ -33,6 +39,7 @@ import httpx
 import pytest
 
 from memoria_bench.serve import REPO_ROOT, served_api
+from memoria_hook_client.environment import ENV_API_KEY, write_key_file
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, Text, ToolUse
 
 pytestmark = pytest.mark.e2e
@@ -70,19 +77,49 @@ def claude_binary() -> str:
     return done.stdout.strip().splitlines()[-1]
 
 
+TOOL_SEARCH = "ToolSearch"
+SEARCHES = {
+    "toolu_search_memory": ("memory", {STORE_TOOL, RECALL_TOOL}),
+    "toolu_search_remember": ("remember", {STORE_TOOL}),
+    "toolu_search_recall": ("recall", {RECALL_TOOL}),
+    "toolu_search_decide": ("what did we decide", {RECALL_TOOL}),
+}
+"""The searches a model makes for its memory when the tools are deferred: each call's id, its
+query, and the tools its results must hold (Claude Code answers the best five)."""
+
+
+def _search_first(body: dict[str, Any], searches: dict[str, str]) -> Reply | None:
+    """The next of `searches` (tool_use id -> query) not yet made, when the client defers its MCP
+    tools behind ToolSearch; None when all are made or the tools are offered outright."""
+    names = _tool_names(body)
+    asked = json.dumps(body.get("messages", []))
+    searched = any(call_id in asked for call_id in searches)
+    if TOOL_SEARCH not in names or (not searched and any(n.startswith("mcp__memoria__") for n in names)):
+        return None
+    for call_id, query in searches.items():
+        if call_id not in asked:
+            return ToolUse(TOOL_SEARCH, {"query": query}, id=call_id)
+    return None
+
+
 @dataclass
 class ModelScript:
-    """The fake model: one `tool_use` of the store tool for the store prompt, text otherwise."""
+    """The fake model: for the store prompt, the searches of `SEARCHES` when the tools are deferred,
+    then one `tool_use` of the store tool; text otherwise."""
 
     tool_used: bool = False
 
     def __call__(self, body: dict[str, Any]) -> Reply:
-        tools = {tool.get("name") for tool in body.get("tools", []) if isinstance(tool, dict)}
         asked = json.dumps(body.get("messages", []))
-        if STORE_TOOL in tools and STORE_PROMPT in asked and not self.tool_used:
+        if STORE_PROMPT not in asked or self.tool_used:
+            return Text("Done.")
+        searching = _search_first(body, {call_id: query for call_id, (query, _) in SEARCHES.items()})
+        if searching is not None:
+            return searching
+        if STORE_TOOL in _tool_names(body):
             self.tool_used = True
             return ToolUse(STORE_TOOL, {"memories": [{"content": FACT, "category": "decision"}]})
-        return Text("Done.")
+        return Text("I have no tool to store memories with.")
 
 
 @pytest.fixture
@@ -105,6 +142,19 @@ def _tool_names(body: dict[str, Any]) -> list[str]:
     return [str(tool.get("name")) for tool in body.get("tools", []) if isinstance(tool, dict)]
 
 
+def _found_by_search(bodies: list[dict[str, Any]]) -> dict[str, set[str]]:
+    """The tools each ToolSearch call loaded (its `tool_reference` results), by the call's id."""
+    return {
+        str(result.get("tool_use_id")): {
+            str(ref.get("tool_name")) for ref in result["content"] if ref.get("type") == "tool_reference"
+        }
+        for body in bodies
+        for result in _tool_results(body)
+        if isinstance(result.get("content"), list)
+        and any(isinstance(ref, dict) and ref.get("type") == "tool_reference" for ref in result["content"])
+    }
+
+
 def _tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
     return [
         block
@@ -116,10 +166,12 @@ def _tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 async def _project_with_mcp(
-    repo: Path, home: Path, server_env: dict[str, str], base: str
+    repo: Path, home: Path, server_env: dict[str, str], base: str, scope: str = "project"
 ) -> tuple[str, dict[str, str]]:
-    """A key for a new user, `memoria mcp install --scope project` in `repo` (approved, as `-p`
-    cannot ask); the key and the client's environment (its own HOME)."""
+    """A key for a new user, `memoria mcp install --scope <scope> --allow-tools` in `repo`; the key
+    and the client's environment (its own HOME). Project scope: the key in the environment, the
+    server approved (as `-p` cannot ask). Local scope: the key in the key file only, as after
+    `memoria login`, read by the entry's headersHelper."""
     admin_env = {**os.environ, **server_env, "HF_HUB_OFFLINE": "1"}
     created = await _run([MEMORIA, "keys", "create", "--user", "cc", "--create-user"], repo, admin_env, 120)
     assert created.returncode == 0, created.stderr
@@ -127,15 +179,29 @@ async def _project_with_mcp(
 
     client_env = {
         k: v for k, v in os.environ.items() if not k.startswith(("MEMORIA_", "ANTHROPIC_", "CLAUDE"))
-    } | {"HOME": str(home), "MEMORIA_CLIENT__URL": base, "MEMORIA_CLIENT__API_KEY": key}
-    installed = await _run([MEMORIA, "mcp", "install", "--scope", "project"], repo, client_env, 120)
+    } | {"HOME": str(home), "MEMORIA_CLIENT__URL": base}
+    if scope == "project":
+        client_env[ENV_API_KEY] = key
+    else:
+        write_key_file(home / ".config" / "memoria" / "key", key)
+        # as after a first interactive start here: Claude Code runs a local install's headersHelper
+        # only in a workspace whose trust dialog was accepted
+        resolved = await asyncio.to_thread(repo.resolve)
+        trusted = {"projects": {str(resolved): {"hasTrustDialogAccepted": True}}}
+        (home / ".claude.json").write_text(json.dumps(trusted))
+    installed = await _run(
+        [MEMORIA, "mcp", "install", "--scope", scope, "--allow-tools"], repo, client_env, 120
+    )
     assert installed.returncode == 0, installed.stderr
-    mcp_json = json.loads((repo / ".mcp.json").read_text())
-    assert mcp_json["mcpServers"]["memoria"]["headers"]["X-Memoria-Namespace"] == f"repo:{repo.name}"
-    assert key not in (repo / ".mcp.json").read_text()
-    # Claude Code asks before it uses a server from .mcp.json; -p cannot ask, so approve it here
-    (repo / ".claude").mkdir()
-    (repo / ".claude" / "settings.local.json").write_text(json.dumps({"enabledMcpjsonServers": ["memoria"]}))
+    assert "Warning" not in installed.stderr, installed.stderr
+    config = repo / ".mcp.json" if scope == "project" else home / ".claude.json"
+    assert key not in config.read_text()
+    if scope == "project":
+        mcp_json = json.loads(config.read_text())
+        assert mcp_json["mcpServers"]["memoria"]["headers"]["X-Memoria-Namespace"] == f"repo:{repo.name}"
+        # Claude Code asks before it uses a server from .mcp.json; -p cannot ask, so approve it here
+        local = repo / ".claude" / "settings.local.json"
+        local.write_text(json.dumps(json.loads(local.read_text()) | {"enabledMcpjsonServers": ["memoria"]}))
     return key, client_env
 
 
@@ -164,19 +230,19 @@ async def test_claude_code_stores_through_mcp_and_the_hook_recalls_it(
     async with served_api(server_env) as api:
         key, client_env = await _project_with_mcp(repo, home, server_env, api.base)
         claude_env = _claude_env(client_env, fake_model)
-        first = await _run(
-            [claude, "-p", STORE_PROMPT, "--allowedTools", STORE_TOOL, "--debug"],
-            repo,
-            claude_env,
-            CLAUDE_TIMEOUT_S,
-        )
+        first = await _run([claude, "-p", STORE_PROMPT, "--debug"], repo, claude_env, CLAUDE_TIMEOUT_S)
         transcript = (
             f"exit {first.returncode}\nstdout:\n{first.stdout[-3000:]}\nstderr:\n{first.stderr[-6000:]}"
         )
         asked = fake_model.messages()
-        with_tools = [body for body in asked if STORE_TOOL in _tool_names(body)]
-        assert with_tools, f"no request listed Memoria's tools; {len(asked)} requests\n{transcript}"
-        assert set(TOOLS) <= set(_tool_names(with_tools[0]))
+        found = _found_by_search(asked)
+        if found:  # the tools were deferred: each word found the tool it is for
+            for call_id, (query, wanted) in SEARCHES.items():
+                assert wanted <= found.get(call_id, set()), f"searching {query!r} found {found.get(call_id)}"
+        else:  # a client that lists MCP tools outright
+            with_tools = [body for body in asked if STORE_TOOL in _tool_names(body)]
+            assert with_tools, f"no request listed Memoria's tools; {len(asked)} requests\n{transcript}"
+            assert set(TOOLS) <= set(_tool_names(with_tools[0]))
         results = [block for body in asked for block in _tool_results(body)]
         assert results, f"no tool_result came back to the model\n{transcript}"
         assert "Stored 1: #" in json.dumps(results), json.dumps(results)[:2000]
@@ -208,6 +274,15 @@ async def test_claude_code_stores_through_mcp_and_the_hook_recalls_it(
         assert second.returncode == 0, transcript
 
 
+def _load(body: dict[str, Any], tool: str, query: str, call_id: str) -> Reply | None:
+    """A ToolSearch for `query` when `tool` is deferred (not offered yet, ToolSearch offered), once;
+    None when the tool can be called."""
+    names = _tool_names(body)
+    if tool in names or TOOL_SEARCH not in names or call_id in json.dumps(body.get("messages", [])):
+        return None
+    return ToolUse(TOOL_SEARCH, {"query": query}, id=call_id)
+
+
 @dataclass
 class ChangingFactScript:
     """The fake model of the changed-fact sessions: session 1 stores OLD_FACT; session 2 recalls it,
@@ -223,17 +298,24 @@ class ChangingFactScript:
             return Text("Done.")
         if CHANGE_PROMPT in asked:
             if "toolu_find" not in asked:
-                return ToolUse(RECALL_TOOL, {"query": "okapi-3 background jobs broker"}, id="toolu_find")
+                loading = _load(body, RECALL_TOOL, "recall", "toolu_load_recall")
+                return loading or ToolUse(
+                    RECALL_TOOL, {"query": "okapi-3 background jobs broker"}, id="toolu_find"
+                )
             if "toolu_replace" not in asked:
+                loading = _load(body, STORE_TOOL, "remember", "toolu_load_store")
+                if loading is not None:
+                    return loading
                 # the hit whose text is the old fact: "#<id> [decision] score …" then its text
                 found = re.search(r"#(\d+) [^#]*?" + re.escape("Celery with RabbitMQ"), results)
                 if found is None:
                     return Text("I could not find the old memory.")
                 self.old_id = int(found.group(1))
-                item = {"content": NEW_FACT, "category": "decision", "supersedes": [self.old_id]}
+                # the id as the recall shows it, `#` and all: the server reads it as the id
+                item = {"content": NEW_FACT, "category": "decision", "supersedes": [f"#{self.old_id}"]}
                 return ToolUse(STORE_TOOL, {"memories": [item]}, id="toolu_replace")
         elif SAVE_PROMPT in asked and "toolu_save" not in asked:
-            return ToolUse(
+            return _load(body, STORE_TOOL, "remember", "toolu_load_save") or ToolUse(
                 STORE_TOOL, {"memories": [{"content": OLD_FACT, "category": "decision"}]}, id="toolu_save"
             )
         return Text("Done.")
@@ -273,7 +355,7 @@ async def test_a_fact_changed_in_a_later_session_reaches_the_next_one_in_its_new
         home.mkdir()
         server_env = {"MEMORIA_DATABASE__DATA_DIR": str(tmp_path / "pgdata")}
         async with served_api(server_env) as api:
-            key, client_env = await _project_with_mcp(repo, home, server_env, api.base)
+            key, client_env = await _project_with_mcp(repo, home, server_env, api.base, scope="local")
             hooked = await _run(
                 [MEMORIA, "hook", "install", "--scope", "project", "--namespace", namespace],
                 repo,
@@ -282,13 +364,10 @@ async def test_a_fact_changed_in_a_later_session_reaches_the_next_one_in_its_new
             )
             assert hooked.returncode == 0, hooked.stderr
             claude_env = _claude_env(client_env, fake) | {"MEMORIA_CLIENT__CAPTURE_FLUSH": "inline"}
-            tools = ",".join((STORE_TOOL, RECALL_TOOL))
 
             async def session(prompt: str) -> list[dict[str, Any]]:
                 before = len(fake.messages())
-                done = await _run(
-                    [claude, "-p", prompt, "--allowedTools", tools], repo, claude_env, CLAUDE_TIMEOUT_S
-                )
+                done = await _run([claude, "-p", prompt], repo, claude_env, CLAUDE_TIMEOUT_S)
                 shown = (
                     f"exit {done.returncode}\nstdout:\n{done.stdout[-3000:]}\nstderr:\n{done.stderr[-3000:]}"
                 )

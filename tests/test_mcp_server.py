@@ -79,6 +79,8 @@ async def test_initialize_lists_the_tools_with_schemas(served: Served) -> None:
             assert all(t.description and t.input_schema["type"] == "object" for t in listed)
             recall = next(t for t in listed if t.name == "memory_recall")
             assert recall.annotations is not None and recall.annotations.read_only_hint is True
+            # what Claude Code's ToolSearch matches besides the name and description
+            assert "what did we decide" in (recall.meta or {}).get("anthropic/searchHint", "")
 
 
 async def test_every_tool_round_trip(served: Served) -> None:
@@ -162,7 +164,7 @@ async def test_namespace_argument_overrides_the_connection_namespace(served: Ser
     [
         (
             "memory_get",
-            {"id": "7"},
+            {"id": "seven"},  # "7" and "#7" are ids as a model copies them (app.mcp.tools.with_ids_read)
             "invalid arguments for memory_get: Expected `int`, got `str` - at `$.id`",
         ),
         ("memory_get", {}, "invalid arguments for memory_get: Object missing required field `id`"),

@@ -5,6 +5,7 @@ episode marker in results, `memory_promote`) against the real services."""
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -18,7 +19,7 @@ from app.auth.scopes import READ, WRITE
 from app.auth.service import AuthUser
 from app.mcp.calls import Caller, Outcome, call_tool
 from app.mcp.settings import McpSettings
-from app.mcp.tools import TOOLS, definitions_text
+from app.mcp.tools import TOOLS, definitions_text, with_ids_read
 
 Client = AsyncTestClient[Litestar]
 
@@ -52,6 +53,54 @@ def test_the_store_items_schema_matches_a_new_memory() -> None:
 def test_every_description_says_when_to_call_the_tool() -> None:
     for tool in TOOLS:
         assert 20 <= len(tool.description) <= 400, tool.name
+
+
+SEARCH_WORDS = {
+    "memory": {"memory_store", "memory_recall"},
+    "remember": {"memory_store", "memory_recall"},
+    "recall": {"memory_recall"},
+    "decide": {"memory_recall"},  # "what did we decide"
+}
+"""The words a model searches a deferred tool list with for its memory, and the tools each must find."""
+
+
+def test_the_words_a_model_searches_with_find_the_store_and_recall_tools() -> None:
+    # Claude Code's ToolSearch matches whole words of a deferred tool's name, description and
+    # `anthropic/searchHint` (tests/test_claude_code_mcp.py runs the real one)
+    for word, wanted in SEARCH_WORDS.items():
+        pattern = re.compile(rf"\b{word}\b")
+        found = {
+            tool.name
+            for tool in TOOLS
+            if pattern.search(
+                " ".join((tool.name.replace("_", " "), tool.description, tool.search_hint or "")).lower()
+            )
+        }
+        assert wanted <= found, f"{word!r} finds {sorted(found)}"
+
+
+def test_the_recall_description_leaves_recalling_each_prompt_to_the_hook() -> None:
+    (recall,) = [tool for tool in TOOLS if tool.name == "memory_recall"]
+    assert "before starting a task" not in recall.description.lower()
+    assert "hook" in recall.description
+
+
+@pytest.mark.parametrize(
+    ("given", "read"),
+    [
+        ({"id": "#4821"}, {"id": 4821}),
+        ({"id": " 4821 "}, {"id": 4821}),
+        ({"id": 4821, "target": "#17", "kind": "see-also"}, {"id": 4821, "target": 17, "kind": "see-also"}),
+        (
+            {"memories": [{"content": "x", "supersedes": ["#9", 10]}]},
+            {"memories": [{"content": "x", "supersedes": [9, 10]}]},
+        ),
+        ({"id": "#48x1"}, {"id": "#48x1"}),  # not an id: left for the strict decoding to refuse
+        ({"query": "#12"}, {"query": "#12"}),  # only id fields are read as ids
+    ],
+)
+def test_ids_copied_as_shown_are_read_as_ids(given: dict[str, Any], read: dict[str, Any]) -> None:
+    assert with_ids_read(given) == read
 
 
 # ---------------------------------------------------------------------------------------------
@@ -143,6 +192,17 @@ async def test_promote_keeps_an_episode_for_good(
     assert row["importance"] >= 0.5
     missing = await _call(client, agent, "memory_promote", {"id": 2**53})
     assert missing.is_error and missing.text.startswith("not found")
+
+
+async def test_a_memory_is_found_by_its_id_as_shown_and_a_bad_id_is_refused_clearly(
+    client: Client, alice: dict[str, str], conn: asyncpg.Connection, agent: Caller
+) -> None:
+    curated, _ = await _seed(client, alice, conn)
+    for given in (curated, str(curated), f"#{curated}"):
+        got = await _call(client, agent, "memory_get", {"id": given})
+        assert not got.is_error and got.text.startswith(f"#{curated}"), got.text
+    bad = await _call(client, agent, "memory_get", {"id": "the deploy one"})
+    assert bad.is_error and bad.text.startswith("invalid arguments for memory_get") and "`$.id`" in bad.text
 
 
 async def test_promote_needs_the_write_scope(

@@ -4,7 +4,9 @@ capture spool and the last capture / recall / session-start, shown when the serv
 from __future__ import annotations
 
 import json
+import os
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -93,7 +95,7 @@ def test_nothing_installed_and_nothing_recorded_reads_as_such(machine: dict[str,
         ["user", "none"],
         ["project", "none"],
         ["local", "none"],
-    ]
+    ] * 2, "no hooks, then no MCP server"
     assert any(line.startswith("spool empty") for line in out)
     assert {line for line in out if line.startswith("last ")} == {
         "last capture never",
@@ -101,6 +103,35 @@ def test_nothing_installed_and_nothing_recorded_reads_as_such(machine: dict[str,
         "last recall never",
         "last session never",
     }
+
+
+def test_status_shows_the_mcp_registration_and_whether_claude_code_would_send_a_key(
+    machine: dict[str, str],
+) -> None:
+    project = Path.cwd().parent
+    at_root = ("--project-dir", str(project))
+    assert memoria(machine, "mcp", "install", "--scope", "local", "--allow-tools", *at_root).exit_code == 0
+    assert memoria(machine, "mcp", "install", "--scope", "project", *at_root).exit_code == 0
+
+    out = lines(memoria(machine, "status"))
+    at = out.index("mcp")
+    home, url = machine["HOME"], machine["MEMORIA_CLIENT__URL"]
+    assert out[at + 1] == f"user none {home}/.claude.json"
+    assert out[at + 2] == (
+        f"project {project}/.mcp.json {url}/mcp namespace repo:shop-api key $MEMORIA_CLIENT__API_KEY "
+        "tools allowed"  # by the local install's rule: both are read from .claude/settings.local.json
+    )
+    assert out[at + 3] == "key reachable"
+    assert out[at + 4] == (
+        f"local {home}/.claude.json (this project) {url}/mcp namespace repo:shop-api key helper tools allowed"
+    )
+    assert out[at + 5] == "key reachable"
+
+    without_key = {k: v for k, v in machine.items() if k != "MEMORIA_CLIENT__API_KEY"}
+    out = lines(memoria(without_key, "status"))
+    at = out.index("mcp")
+    assert out[at + 3].startswith("unreachable no API key: set MEMORIA_CLIENT__API_KEY or store one in")
+    assert out[at + 5].startswith("unreachable no API key")
 
 
 def test_a_settings_file_that_is_not_json_is_named_not_fatal(machine: dict[str, str]) -> None:
@@ -207,3 +238,28 @@ def test_status_shows_what_the_server_skipped_per_reason_and_folded_in_the_last_
         "skipped api-error 1, greeting 3",
         "folded 2 repeats into earlier episodes",
     ]
+
+
+def test_a_flush_that_found_the_spool_already_sent_leaves_the_last_flush_line_alone(
+    machine: dict[str, str],
+) -> None:
+    state.record(machine, "flush", "flushed", "repo:shop-api", 4)  # the flush that sent
+    spool.append(machine, "repo:shop-api", machine["MEMORIA_CLIENT__URL"], [{"turn": 0}])
+    # another flusher holds the lock while this one waits for it, and sends the spool meanwhile
+    held = state.lock_file(os.path.join(state.state_dir(machine), spool.FLUSH_LOCK), 1.0)
+    assert held is not None
+    outcome: dict[str, Any] = {}
+    waiting = threading.Thread(target=lambda: outcome.update(run_flush(machine, 5.0, [])))
+    waiting.start()
+    time.sleep(0.2)
+    for batch in spool.load(machine):
+        spool._remove_batch(machine, batch)
+    state.unlock_file(held)
+    waiting.join(10)
+
+    assert outcome["outcome"] == "empty" and outcome["sent"] == 0
+    assert state.read_status(machine)["flush"]["count"] == 4
+    assert any(
+        line.startswith("last flush") and "flushed count 4" in line
+        for line in lines(memoria(machine, "status"))
+    )

@@ -19,6 +19,7 @@ from rich.markup import escape
 
 from app.cli.config import settings
 from app.cli.hook_agents import agents_status
+from app.cli.mcp import print_registrations
 from app.client.api import Api, RequestFailed
 from app.client.render import console, err_console, memory_lines, memory_table, print_json, recall_table
 from app.client.settings import ClientSettings
@@ -235,8 +236,8 @@ def forget(memory_id: int, purge: bool) -> None:
 @click.command()
 def status() -> None:
     """Server, database, embedder and your memory counts; then this machine's Claude Code hooks,
-    capture spool and last hook outcomes (shown when the server is down too). Exits 1 unless the
-    server is ready."""
+    MCP registration (and whether it would send a key), capture spool and last hook outcomes
+    (shown when the server is down too). Exits 1 unless the server is ready."""
     client = settings().client
     try:
         healthy = _server_status(client)
@@ -244,6 +245,7 @@ def status() -> None:
         console().print(f"server     {escape(client.url)}  [red]{escape(exc.format_message())}[/red]")
         healthy = False
     _hooks_status(Path.cwd())
+    print_registrations(Path(git_root(str(Path.cwd())) or Path.cwd()))
     _local_state(client)
     if not healthy:
         raise click.exceptions.Exit(1)

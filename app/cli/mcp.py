@@ -8,8 +8,10 @@ from pathlib import Path
 from typing import cast, get_args
 
 import click
+from rich.markup import escape
 
 from app.cli.config import settings
+from app.client.render import console
 from app.mcp import install as setup
 from app.mcp import install_codex
 from memoria_hook_client.environment import ENV_API_KEY
@@ -71,9 +73,13 @@ def _codex_install(url: str, namespace: str | None, approve_tools: bool, config_
         )
 
 
+def _scope(scope: str) -> setup.Scope:
+    return cast(setup.Scope, scope)
+
+
 def _where(scope: str, project_dir: Path | None, config_file: Path | None) -> tuple[Path, tuple[str, ...]]:
     project = project_dir or Path.cwd()
-    chosen = cast(setup.Scope, scope)
+    chosen = _scope(scope)
     path = config_file or setup.config_path(chosen, project)
     return path, setup.servers_location(chosen, project)
 
@@ -95,6 +101,13 @@ def _where(scope: str, project_dir: Path | None, config_file: Path | None) -> tu
     help="Codex: let it call Memoria's tools without asking (headless `codex exec` refuses them otherwise).",
 )
 @_config_dir_option
+@click.option(
+    "--allow-tools",
+    is_flag=True,
+    help=f"Also allow every memoria tool ({setup.PERMISSION_RULE} in permissions.allow of your "
+    ".claude/settings.local.json, or ~/.claude/settings.json for --scope user), so headless "
+    "`claude -p` runs can use them; uninstall removes it.",
+)
 def mcp_install(
     scope: str,
     url: str | None,
@@ -104,6 +117,7 @@ def mcp_install(
     agent: str,
     approve_tools: bool,
     config_dir: Path | None,
+    allow_tools: bool,
 ) -> None:
     """Add the `memoria` MCP server to a coding agent (idempotent; other servers and keys kept).
 
@@ -119,13 +133,21 @@ def mcp_install(
     if namespace is None and scope != "user":
         namespace = setup.project_namespace(project, client.namespace_map, client.default_namespace)
     path, location = _where(scope, project_dir, config_file)
-    entry = setup.server_entry(url or client.url, namespace)
+    # a committed .mcp.json cannot name a command of this machine: the key comes from the variable
+    helper = setup.key_helper() if scope != "project" else None
+    entry = setup.server_entry(url or client.url, namespace, helper)
     try:
         changed = setup.install(path, location, entry)
+        allowed = setup.allow_tools(setup.permissions_path(_scope(scope), project)) if allow_tools else None
     except setup.ConfigFileError as exc:
         raise click.ClickException(str(exc)) from exc
     where = f"{path}" + (f" (project {location[1]})" if scope == "local" else "")
     click.echo(f"{'installed' if changed else 'already installed'}: MCP server memoria in {where}", err=True)
+    if allowed is not None:
+        rules = setup.permissions_path(_scope(scope), project)
+        click.echo(
+            f"{'allowed' if allowed else 'already allowed'}: {setup.PERMISSION_RULE} in {rules}", err=True
+        )
     click.echo(
         f"Tools default to namespace {namespace}."
         if namespace
@@ -133,10 +155,24 @@ def mcp_install(
         "recall and list search all of yours, stores go to `default` unless the agent names one.",
         err=True,
     )
-    note = f"Claude Code sends the key from ${ENV_API_KEY}: start it with that variable set"
-    if not os.environ.get(ENV_API_KEY):
-        note += " (it is not set in this shell)"
-    click.echo(note + ".", err=True)
+    if helper:
+        click.echo(f"Claude Code asks {helper} for the key (${ENV_API_KEY}, else the key file).", err=True)
+    else:
+        click.echo(
+            f"Claude Code sends the key from ${ENV_API_KEY}: start it with that variable set.", err=True
+        )
+    helper_runs = scope == "user" or setup.workspace_trusted(project)
+    problem = setup.key_problem(entry, dict(os.environ), helper_runs)
+    if problem:
+        click.echo(f"Warning: the memory tools are unreachable from this shell: {problem}.", err=True)
+        if not helper and scope == "project":
+            click.echo("  Export the variable, or install with --scope local (reads the key file).", err=True)
+    if not allow_tools:
+        click.echo(
+            f"Headless runs (claude -p) may call the tools only once allowed: --allow-tools, "
+            f"or --allowedTools {setup.PERMISSION_RULE}.",
+            err=True,
+        )
     if scope == "project":
         click.echo("Claude Code asks once before it uses a server from .mcp.json.", err=True)
     click.echo("\nAdd this to CLAUDE.md so the agent uses its memory:\n", err=True)
@@ -152,7 +188,8 @@ def mcp_install(
 def mcp_uninstall(
     scope: str, project_dir: Path | None, config_file: Path | None, agent: str, config_dir: Path | None
 ) -> None:
-    """Remove the `memoria` MCP server from a coding agent's configuration (everything else is kept)."""
+    """Remove the `memoria` MCP server from a coding agent's configuration, and for Claude Code the
+    permission rule `--allow-tools` added (everything else is kept)."""
     if agent == "codex":
         try:
             path, removed = install_codex.uninstall(config_dir)
@@ -164,11 +201,45 @@ def mcp_uninstall(
         )
         return
     path, location = _where(scope, project_dir, config_file)
+    rules = setup.permissions_path(_scope(scope), project_dir or Path.cwd())
     try:
         removed = setup.uninstall(path, location)
+        disallowed = setup.disallow_tools(rules)
     except setup.ConfigFileError as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(
         f"{'removed the' if removed else 'no'} MCP server memoria {'from' if removed else 'in'} {path}",
         err=True,
     )
+    if disallowed:
+        click.echo(f"removed {setup.PERMISSION_RULE} from {rules}", err=True)
+
+
+def print_registrations(project: Path) -> None:
+    """`memoria status`'s MCP part: the `memoria` server in each scope Claude Code would read for a
+    session in `project`, whether its tools are allowed headless, and whether it would send a key."""
+    console().print("mcp")
+    env = dict(os.environ)
+    for scope in _SCOPES:
+        chosen = _scope(scope)
+        path = setup.config_path(chosen, project)
+        where = escape(str(path)) + (" (this project)" if chosen == "local" else "")
+        entry = setup.installed_entry(path, setup.servers_location(chosen, project))
+        if entry is None:
+            console().print(f"  {scope:<8} [dim]none[/dim]  {where}")
+            continue
+        headers = entry.get("headers")
+        named = headers.get(setup.NAMESPACE_HEADER) if isinstance(headers, dict) else None
+        key = "key helper" if isinstance(entry.get("headersHelper"), str) else f"key ${ENV_API_KEY}"
+        allowed = setup.tools_allowed(setup.permissions_path(chosen, project))
+        console().print(
+            f"  {scope:<8} {where}  {escape(str(entry.get('url')))}  "
+            f"namespace {escape(str(named or 'none'))}  {key}  "
+            + ("tools allowed" if allowed else "[dim]tools asked for[/dim]")
+        )
+        helper_runs = chosen == "user" or setup.workspace_trusted(project)
+        problem = setup.key_problem(entry, env, helper_runs)
+        if problem:
+            console().print(f"    [red]unreachable[/red]  {escape(problem)}")
+        else:
+            console().print("    key reachable")

@@ -79,7 +79,7 @@ async def call_tool(caller: Caller, name: str, arguments: dict[str, Any] | None)
                 f"(create one with `memoria keys create --scope {spec.scope}`)"
             )
         try:
-            args = msgspec.convert(arguments or {}, spec.args, strict=True)
+            args = msgspec.convert(tools.with_ids_read(arguments or {}), spec.args, strict=True)
         except msgspec.ValidationError as exc:
             raise ToolError(f"invalid arguments for {name}: {exc}") from None
         run = _RUNNERS[name]

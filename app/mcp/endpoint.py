@@ -51,10 +51,17 @@ CALLER_KEY = "memoria.mcp.caller"
 """Where the authenticated `Caller` rides in the ASGI scope, from the mount to the tool handler."""
 
 INSTRUCTIONS = (
-    "Memoria is long-term memory shared across sessions. Recall before starting work and when the "
-    "user refers to the past; store decisions, preferences, conventions, runbook steps and fixes "
-    "as you learn them."
+    "Memoria is your long-term memory across sessions: memory_recall searches what was decided, "
+    "preferred or fixed before; memory_store remembers decisions, preferences, conventions, runbook "
+    "steps and fixes as you learn them. A prompt hook may already add the memories relevant to each "
+    "prompt: recall when you need more (the user refers to earlier work or asks what we decided). "
+    "If these tools are deferred, load them with a tool search for memory, remember or recall."
 )
+"""Sent once at connection; Claude Code puts it in the system prompt even while the tools are
+deferred behind its tool search, so it names the tools and the words that find them."""
+
+SEARCH_HINT = "anthropic/searchHint"
+"""The tool `_meta` key Claude Code's tool search matches besides a deferred tool's name and description."""
 
 _KEY_LIMITED = "this API key"
 """How `Gate.admit` words a key's own rate limit (as opposed to an address's lockout)."""
@@ -66,6 +73,7 @@ def _tool_definitions() -> list[types.Tool]:
             name=spec.name,
             description=spec.description,
             input_schema=spec.input_schema,
+            _meta={SEARCH_HINT: spec.search_hint} if spec.search_hint else None,
             annotations=types.ToolAnnotations(
                 read_only_hint=spec.read_only,
                 destructive_hint=spec.name == "memory_forget" if not spec.read_only else None,

@@ -13,6 +13,7 @@ struct's fields.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Annotated, Any, Final, Literal
 
@@ -114,16 +115,21 @@ class ToolSpec(msgspec.Struct, frozen=True, kw_only=True):
     args: type[msgspec.Struct]
     scope: str
     read_only: bool
+    search_hint: str | None = None
+    """Words a client's tool search matches besides the name and description (Claude Code defers
+    MCP tools behind `ToolSearch` and reads this from the tool's `_meta`, `anthropic/searchHint`):
+    the words a model searches with when it wants to remember or recall."""
 
 
 TOOLS: Final = (
     ToolSpec(
         name="memory_store",
         description=(
-            "Save knowledge a future session needs: decisions and why, the user's preferences, "
+            "Remember for later sessions: save decisions and why, the user's preferences, "
             "conventions, runbook steps, fixes that took effort. Call when you learn one; not for "
             "task progress. One self-contained fact per memory (name the project or tool)."
         ),
+        search_hint="remember save store note a memory: decision, preference, convention, fix",
         input_schema=_object(
             {
                 "memories": {
@@ -155,10 +161,12 @@ TOOLS: Final = (
     ToolSpec(
         name="memory_recall",
         description=(
-            "Search memories. Call before starting a task, when the user refers to earlier work or "
-            "decisions, and before asking something they may have told you already. Returns ids, "
-            "kinds, scores, categories and text."
+            "Recall memories of earlier sessions by search. A prompt hook may already have added "
+            "the ones relevant to the prompt; call when you need more: the user refers to earlier "
+            "work, asks what was decided, or before asking what they may have told you already. "
+            "Returns ids (#…), kinds, scores, categories and text."
         ),
+        search_hint="recall remember search memory: what did we decide, earlier work, past sessions",
         input_schema=_object(
             {
                 "query": {"type": "string"},
@@ -270,6 +278,36 @@ TOOLS: Final = (
 )
 
 BY_NAME: Final = {tool.name: tool for tool in TOOLS}
+
+_ID_TEXT: Final = re.compile(r"#?([0-9]{1,19})")
+"""An id as a model copies it from a result: `123`, or `#123` as recall, list and get show it."""
+
+
+def with_ids_read(arguments: dict[str, Any]) -> dict[str, Any]:
+    """`arguments` with every id given as text (`"123"`, `"#123"`) as the integer it names.
+
+    The schemas ask for integers, yet a model copies ids as it sees them (`#123…`), or quotes one;
+    refusing those costs a round trip for nothing. Only the id fields are read this way (`id`,
+    `target`, each memory's `supersedes`); anything else that is not an id stays as given, so the
+    strict decoding after this still refuses it with a precise message."""
+
+    def read(value: Any) -> Any:
+        found = _ID_TEXT.fullmatch(value.strip()) if isinstance(value, str) else None
+        return int(found.group(1)) if found else value
+
+    result = dict(arguments)
+    for field in ("id", "target"):
+        if field in result:
+            result[field] = read(result[field])
+    memories = result.get("memories")
+    if isinstance(memories, list):
+        result["memories"] = [
+            {**item, "supersedes": [read(v) for v in item["supersedes"]]}
+            if isinstance(item, dict) and isinstance(item.get("supersedes"), list)
+            else item
+            for item in memories
+        ]
+    return result
 
 
 def definitions_text() -> str:
