@@ -40,6 +40,16 @@ def test_errors_before_the_kill_or_after_the_recovery_count_outside_the_outage()
     assert found["errors_during_outage"] == 1 and found["errors_outside_outage"] == 2
 
 
+def test_requests_in_flight_at_the_kill_that_still_succeed_are_not_a_recovery() -> None:
+    samples = _run(
+        (10.02, STORE, 201), (10.03, RECALL, 200),  # sent before the kill, answered just after it
+        (10.5, RECALL, 503), (11.0, STORE, 503), (12.0, STORE, 201), (13.0, RECALL, 200),
+    )  # fmt: skip
+    found = outage(samples, kill_at_s=10.0)
+    assert found["recovery_s"] == 3.0 and found["store_back_after_s"] == 2.0
+    assert found["errors_during_outage"] == 2 and found["errors_outside_outage"] == 0
+
+
 def test_a_service_that_never_comes_back_has_no_recovery_and_misses_the_target() -> None:
     samples = _run((11.0, STORE, 0), (12.0, RECALL, 200))
     found = outage(samples, kill_at_s=10.0)

@@ -24,13 +24,17 @@ def ok(sample: Sample) -> bool:
 def outage(samples: Sequence[Sample], kill_at_s: float) -> dict[str, float | int | None]:
     """The outage starts at the kill and ends when a store and a recall have both succeeded again.
 
-    Errors before the kill or after that recovery are errors outside the outage (the target is 0);
-    `recovery_s` is None when the service never came back before the run ended.
+    "Again" means a request sent after the first failure the kill caused: requests already in flight
+    at the kill may still succeed a moment later, before the database's end reaches the pool, and are
+    not a recovery. Errors before the kill or after that recovery are errors outside the outage (the
+    target is 0); `recovery_s` is None when the service never came back before the run ended.
     """
     after = sorted((s for s in samples if s.at_s >= kill_at_s), key=lambda s: s.at_s)
+    failed_from = next((s.at_s for s in after if not ok(s)), kill_at_s)
     back: dict[str, float] = {}
     for sample in after:
-        if ok(sample) and sample.op not in back:
+        sent_at = sample.at_s - sample.ms / 1000.0
+        if ok(sample) and sent_at >= failed_from and sample.op not in back:
             back[sample.op] = sample.at_s
     recovered_at = max(back.values()) if len(back) == 2 else None
     inside = [s for s in samples if not ok(s) and kill_at_s <= s.at_s <= (recovered_at or float("inf"))]
