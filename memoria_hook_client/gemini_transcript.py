@@ -134,7 +134,11 @@ def _parts(content: Any) -> list[dict[str, Any]]:
     if isinstance(content, dict):
         return [content]
     if isinstance(content, list):
-        return [part if isinstance(part, dict) else {"text": part} for part in content if isinstance(part, (dict, str))]
+        return [
+            part if isinstance(part, dict) else {"text": part}
+            for part in content
+            if isinstance(part, (dict, str))
+        ]
     return []
 
 

@@ -68,7 +68,8 @@ def gemini_env(base: dict[str, str], home: Path, model_url: str) -> dict[str, st
     keep = {
         k: v
         for k, v in base.items()
-        if not k.startswith(("GEMINI_", "GOOGLE_", "CLOUD_SHELL", "XDG_")) and k not in ("GITHUB_SHA", "SURFACE")
+        if not k.startswith(("GEMINI_", "GOOGLE_", "CLOUD_SHELL", "XDG_"))
+        and k not in ("GITHUB_SHA", "SURFACE")
     }
     return keep | {
         "HOME": str(home),

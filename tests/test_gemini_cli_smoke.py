@@ -29,7 +29,9 @@ def script(body: dict[str, Any]) -> Reply:
     return Text(REPLY)
 
 
-async def test_gemini_cli_asks_the_fake_api_runs_its_function_call_and_prints_its_reply(tmp_path: Path) -> None:
+async def test_gemini_cli_asks_the_fake_api_runs_its_function_call_and_prints_its_reply(
+    tmp_path: Path,
+) -> None:
     gemini = await asyncio.to_thread(gemini_binary)
     repo = tmp_path / "walrus"
     repo.mkdir()

@@ -19,9 +19,7 @@ def _lines(*records: dict[str, Any]) -> bytes:
     return b"".join(json.dumps(record).encode() + b"\n" for record in records)
 
 
-def test_a_recorded_resumed_session_gives_its_two_prompts_without_the_hook_context_and_their_final_replies() -> (
-    None
-):
+def test_a_recorded_resumed_session_gives_its_prompts_without_hook_context_and_final_replies() -> None:
     delta = read_delta(str(SESSION), 0, 0, SESSION_ID, turn_over=True)
     assert [(e["turn"], e["prompt"], e["reply"]) for e in delta.exchanges] == [
         (
@@ -46,7 +44,12 @@ def test_reading_on_from_the_cursor_gives_only_the_turns_written_since() -> None
 
 
 def test_a_turn_whose_model_still_owes_an_answer_to_its_tool_call_waits_for_it() -> None:
-    prompt = {"id": "u1", "timestamp": "2026-11-27T10:00:00.000Z", "type": "user", "content": [{"text": "Fix it"}]}
+    prompt = {
+        "id": "u1",
+        "timestamp": "2026-11-27T10:00:00.000Z",
+        "type": "user",
+        "content": [{"text": "Fix it"}],
+    }
     call = {
         "id": "g1",
         "timestamp": "2026-11-27T10:00:01.000Z",
@@ -56,8 +59,18 @@ def test_a_turn_whose_model_still_owes_an_answer_to_its_tool_call_waits_for_it()
     }
     waiting = parse_delta(_lines(prompt, call), 100, 3, "s")
     assert (waiting.exchanges, waiting.offset, waiting.turn, waiting.pending) == ([], 100, 3, True)
-    result = {"id": "u2", "timestamp": "2026-11-27T10:00:02.000Z", "type": "user", "content": [{"functionResponse": {}}]}
-    answer = {"id": "g2", "timestamp": "2026-11-27T10:00:03.000Z", "type": "gemini", "content": "Fixed: tests pass."}
+    result = {
+        "id": "u2",
+        "timestamp": "2026-11-27T10:00:02.000Z",
+        "type": "user",
+        "content": [{"functionResponse": {}}],
+    }
+    answer = {
+        "id": "g2",
+        "timestamp": "2026-11-27T10:00:03.000Z",
+        "type": "gemini",
+        "content": "Fixed: tests pass.",
+    }
     done = parse_delta(_lines(prompt, call, result, answer), 100, 3, "s")
     assert [(e["turn"], e["reply"], e["digest"]["commands"]) for e in done.exchanges] == [
         (3, "Fixed: tests pass.", ["pytest -x"])
@@ -74,8 +87,16 @@ def test_a_record_written_again_under_its_id_replaces_the_earlier_text() -> None
 
 
 def test_context_and_tool_results_are_never_taken_for_prompts() -> None:
-    only_context = {"id": "u0", "type": "user", "content": [{"text": "<hook_context>#1 a memory</hook_context>"}]}
-    session_context = {"id": "u1", "type": "user", "content": [{"text": "<session_context>\nThis is the Gemini CLI."}]}
+    only_context = {
+        "id": "u0",
+        "type": "user",
+        "content": [{"text": "<hook_context>#1 a memory</hook_context>"}],
+    }
+    session_context = {
+        "id": "u1",
+        "type": "user",
+        "content": [{"text": "<session_context>\nThis is the Gemini CLI."}],
+    }
     tool_result = {"id": "u2", "type": "user", "content": [{"functionResponse": {"name": "read_file"}}]}
     delta = parse_delta(_lines(only_context, session_context, tool_result), 0, 0, "s", final=True)
     assert (delta.exchanges, delta.turn) == ([], 0)
@@ -88,7 +109,13 @@ def test_an_error_record_is_the_reply_of_a_turn_the_model_never_answered_and_a_f
         "type": "gemini",
         "content": "",
         "toolCalls": [
-            {"id": "c1", "name": "write_file", "args": {"file_path": "a.txt"}, "status": "error", "resultDisplay": "denied\n"}
+            {
+                "id": "c1",
+                "name": "write_file",
+                "args": {"file_path": "a.txt"},
+                "status": "error",
+                "resultDisplay": "denied\n",
+            }
         ],
     }
     error = {"id": "e1", "type": "error", "content": "[API Error: quota exceeded]\ndetails"}
@@ -99,6 +126,6 @@ def test_an_error_record_is_the_reply_of_a_turn_the_model_never_answered_and_a_f
 
 
 def test_hook_context_spans_are_cut_wherever_they_sit() -> None:
-    assert without_hook_context("<hook_context>a\nb</hook_context>\n\nThe question <hook_context>c</hook_context>") == (
-        "The question"
-    )
+    assert without_hook_context(
+        "<hook_context>a\nb</hook_context>\n\nThe question <hook_context>c</hook_context>"
+    ) == ("The question")

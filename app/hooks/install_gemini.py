@@ -1,0 +1,211 @@
+"""Merge Memoria's Gemini CLI hooks into a Gemini CLI settings file, and take them out again.
+
+Gemini CLI reads hooks from the `hooks` object of `~/.gemini/settings.json` (user) and
+`<project>/.gemini/settings.json` (project; run only in a trusted folder, and announced once with a
+warning the first time Gemini CLI sees them), in Claude Code's shape: per event a list of groups,
+each with its `hooks`. Its events have names of their own; Memoria installs:
+
+- SessionStart -> `session-start`: its `additionalContext` is prefixed to the first prompt
+  (`gemini -p`) or put first in the history (interactive);
+- BeforeAgent -> `user-prompt-submit`: recall for each prompt, its `additionalContext` added to
+  the prompt's turn;
+- AfterAgent (the turn's final answer), PreCompress and SessionEnd -> `capture`, which reads the
+  session file (`transcript_path`).
+
+Timeouts are in milliseconds (Claude Code's are seconds). Every hook has a `name`, which
+`/hooks disable <name>` takes.
+
+The merge keeps to the rules of `app.hooks.install` (and uses its test of what is Memoria's:
+the parsed command runs our hook client): only Memoria's hooks are touched, everything else keeps
+its place and its exact text, a second install changes nothing, and install then uninstall gives the
+file back byte for byte; a file left holding `{}` is removed, with its `.gemini` directory when
+that is left empty. Gemini CLI also accepts comments in settings.json; a file with comments is not
+JSON to this installer, which refuses it and leaves it as it is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import shlex
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from app.client.json_file import JsonFileError, read_object, render_edit, write_atomically
+from app.hooks.install import command_hook, is_memoria_hook
+
+Scope = Literal["user", "project"]
+
+AGENT = "gemini"
+SESSION_START = "SessionStart"
+PROMPT = "BeforeAgent"
+CAPTURE_EVENTS = ("AfterAgent", "PreCompress", "SessionEnd")
+EVENTS = (SESSION_START, PROMPT, *CAPTURE_EVENTS)
+#: Milliseconds Gemini CLI waits: the client's own budget (1.5 s) plus slack for a cold start.
+COMMAND_TIMEOUT_MS = 3000
+#: The capture hook spools and hands the sending to a detached process; this bounds a slow disk.
+CAPTURE_TIMEOUT_MS = 10000
+NAMES = {
+    "session-start": "memoria-session-start",
+    "user-prompt-submit": "memoria-recall",
+    "capture": "memoria-capture",
+}
+
+SettingsFileError = JsonFileError
+
+
+def settings_path(scope: Scope, project_dir: Path) -> Path:
+    if scope == "user":
+        return Path.home() / ".gemini" / "settings.json"
+    return project_dir / ".gemini" / "settings.json"
+
+
+def gemini_hook(url: str, namespace: str | None, sub: str) -> dict[str, Any]:
+    """The command hook for subcommand `sub`, as Claude Code's installer writes it, naming the agent
+    so the client reads Gemini CLI's payload; its timeout in milliseconds."""
+    command = command_hook(url, namespace, sub)["command"] + " " + shlex.join(["--agent", AGENT])
+    timeout = CAPTURE_TIMEOUT_MS if sub == "capture" else COMMAND_TIMEOUT_MS
+    return {"name": NAMES[sub], "type": "command", "command": command, "timeout": timeout}
+
+
+def planned_hooks(
+    url: str,
+    namespace: str | None,
+    *,
+    session_start: bool = True,
+    recall: bool = True,
+    capture: bool = True,
+) -> dict[str, dict[str, Any]]:
+    """Memoria's hook for each Gemini CLI event to install (`namespace` None: per event, from its cwd)."""
+    plan: dict[str, dict[str, Any]] = {}
+    if session_start:
+        plan[SESSION_START] = gemini_hook(url, namespace, "session-start")
+    if recall:
+        plan[PROMPT] = gemini_hook(url, namespace, "user-prompt-submit")
+    if capture:
+        for event in CAPTURE_EVENTS:
+            plan[event] = gemini_hook(url, namespace, "capture")
+    return plan
+
+
+def _ours(groups: Any) -> list[dict[str, Any]]:
+    if not isinstance(groups, list):
+        return []
+    return [
+        hook
+        for group in groups
+        if isinstance(group, dict) and isinstance(group.get("hooks"), list)
+        for hook in group["hooks"]
+        if is_memoria_hook(hook)
+    ]
+
+
+def _without_ours(groups: list[Any]) -> list[Any]:
+    """`groups` minus Memoria's hooks; a group goes only when we emptied it."""
+    kept_groups = []
+    for group in groups:
+        if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+            kept = [hook for hook in group["hooks"] if not is_memoria_hook(hook)]
+            if not kept and group["hooks"]:
+                continue
+            group = {**group, "hooks": kept}
+        kept_groups.append(group)
+    return kept_groups
+
+
+def installed(settings: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Memoria's hooks in `settings`, per event (events without any left out)."""
+    hooks = settings.get("hooks")
+    if not isinstance(hooks, dict):
+        return {}
+    found = {event: _ours(hooks.get(event)) for event in EVENTS}
+    return {event: entries for event, entries in found.items() if entries}
+
+
+def without_memoria(settings: dict[str, Any]) -> dict[str, Any]:
+    """`settings` minus Memoria's hooks; groups, events and `hooks` go only if we emptied them."""
+    result = copy.deepcopy(settings)
+    hooks = result.get("hooks")
+    if not isinstance(hooks, dict):
+        return result
+    emptied = False
+    for event in EVENTS:
+        groups = hooks.get(event)
+        if not isinstance(groups, list) or not _ours(groups):
+            continue
+        kept = _without_ours(groups)
+        if kept:
+            hooks[event] = kept
+        else:
+            del hooks[event]
+            emptied = True
+    if emptied and not hooks:
+        del result["hooks"]
+    return result
+
+
+def with_memoria(settings: dict[str, Any], plan: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    """`settings` with exactly `plan`'s hooks as Memoria's: an event already holding just the
+    planned hook is left as it is, others lose ours and get the planned one in a group of its own."""
+    result = copy.deepcopy(settings)
+    hooks = result.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise SettingsFileError('"hooks" is not an object')
+    for event in EVENTS:
+        groups = hooks.get(event)
+        if groups is not None and not isinstance(groups, list):
+            raise SettingsFileError(f'"hooks.{event}" is not a list')
+        wanted = plan.get(event)
+        ours = _ours(groups)
+        if wanted is not None and ours == [wanted]:
+            continue
+        if ours:
+            kept = _without_ours(groups or [])
+            if kept or wanted is not None:
+                hooks[event] = kept
+            else:
+                del hooks[event]
+        if wanted is not None:
+            hooks.setdefault(event, []).append({"hooks": [wanted]})
+    if not hooks and "hooks" not in settings:
+        del result["hooks"]
+    return result
+
+
+def install(path: Path, plan: Mapping[str, dict[str, Any]]) -> bool:
+    """True when the file changed (False: these exact hooks were already installed)."""
+    current, original = read_object(path)
+    updated = with_memoria(current, plan)
+    if updated == current:
+        return False
+    write_atomically(path, render_edit(updated, original))
+    return True
+
+
+def uninstall(path: Path) -> bool:
+    """True when a Memoria hook was removed. A file left holding `{}` is removed, and so is its
+    `.gemini` directory when nothing else is in it: what an install into a fresh project created."""
+    if not path.exists():
+        return False
+    current, original = read_object(path)
+    updated = without_memoria(current)
+    if updated == current:
+        return False
+    if updated:
+        write_atomically(path, render_edit(updated, original))
+        return True
+    path.unlink()
+    if path.parent.name == ".gemini":
+        with contextlib.suppress(OSError):  # not empty: Gemini CLI's own files, or the person's
+            path.parent.rmdir()
+    return True
+
+
+def read_installed(path: Path) -> dict[str, list[dict[str, Any]]] | None:
+    """Memoria's hooks in the settings file at `path` per event; None when it cannot be read."""
+    try:
+        settings, _ = read_object(path)
+    except JsonFileError:
+        return None
+    return installed(settings)
