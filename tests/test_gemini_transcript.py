@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from memoria_hook_client.gemini import normalised
 from memoria_hook_client.gemini_transcript import parse_delta, read_delta, without_hook_context
 
 FIXTURES = Path(__file__).parent / "fixtures" / "gemini"
@@ -129,3 +130,18 @@ def test_hook_context_spans_are_cut_wherever_they_sit() -> None:
     assert without_hook_context(
         "<hook_context>a\nb</hook_context>\n\nThe question <hook_context>c</hook_context>"
     ) == ("The question")
+
+
+def test_the_prompt_a_gemini_before_agent_event_carries_loses_the_session_start_context() -> None:
+    events = [
+        json.loads(line)
+        for line in (FIXTURES / "hooks-resumed-with-tool-call.jsonl").read_text().splitlines()
+    ]
+    before_agent = next(event for event in events if event["hook_event_name"] == "BeforeAgent")
+    assert before_agent["prompt"].startswith("<hook_context>CTX-FROM-SessionStart")
+    assert normalised(before_agent) == {
+        **before_agent,
+        "prompt": "Which port does the walrus gateway listen on? Check gateway.toml.",
+    }
+    start = next(event for event in events if event["hook_event_name"] == "SessionStart")
+    assert normalised(start) == start
