@@ -21,6 +21,8 @@ from app.cli.config import settings
 from app.client.api import api_key
 from app.client.settings import ClientSettings
 from app.hooks import install as setup
+from app.hooks import installers
+from app.hooks.agent_install import AgentConfigError, InstallRequest
 from app.hooks.key_check import excess_scopes_warning, key_grant
 from memoria_hook_client.command import HELP, SUBCOMMANDS
 from memoria_hook_client.command import main as run_command_hook
@@ -39,7 +41,8 @@ _MODES = get_args(setup.Mode)
 
 @click.group()
 def hook() -> None:
-    """Claude Code hooks: context at SessionStart, recall per prompt, capture at Stop."""
+    """Coding agents' hooks (Claude Code, Codex CLI): context at SessionStart, recall per prompt,
+    capture at Stop."""
 
 
 def _hook_subcommand(sub: str) -> click.Command:
@@ -99,8 +102,51 @@ _project_option = click.option(
     help="Project root (default: the git repository around the cwd, else the cwd).",
 )
 _file_option = click.option(
-    "--settings-file", type=click.Path(dir_okay=False, path_type=Path), help="Edit this file instead."
+    "--settings-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Edit this file instead (Claude Code).",
 )
+_agent_option = click.option(
+    "--agent",
+    type=click.Choice(installers.AGENT_CHOICES),
+    default=installers.CLAUDE_CODE,
+    show_default=True,
+    help="The coding agent whose config to edit; all: every one whose command is on PATH.",
+)
+_config_dir_option = click.option(
+    "--config-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The agent's config folder to edit instead of its own (Codex: $CODEX_HOME, else ~/.codex).",
+)
+
+
+def _agents(agent: str) -> list[str]:
+    """The agents `--agent` names: one, or with `all` every one found on PATH."""
+    if agent != installers.ALL:
+        return [agent]
+    found = installers.detected()
+    if not found:
+        raise click.ClickException("--agent all: no coding agent found on PATH (claude, codex)")
+    return found
+
+
+def _run_installer(name: str, request: InstallRequest, remove: bool) -> None:
+    """Install (or remove) Memoria's hooks for the agent `name`, and say what changed."""
+    writer = installers.INSTALLERS[name]
+    try:
+        report = (writer.uninstall if remove else writer.install)(request)
+    except (AgentConfigError, OSError) as exc:  # the file was left as it is
+        raise click.ClickException(f"{writer.label}: {exc}") from exc
+    where = ", ".join(str(path) for path in report.changed)
+    if remove:
+        said = f"removed Memoria's hooks from {where}" if where else "no Memoria hooks found"
+    else:
+        said = f"installed in {where}" if where else "already installed"
+    click.echo(f"{writer.label}: {said}", err=True)
+    for event in report.events:
+        click.echo(f"  {event:<17} command", err=True)
+    for note in report.notes:
+        click.echo(note, err=True)
 
 
 @hook.command("install")
@@ -142,6 +188,8 @@ _file_option = click.option(
 )
 @_project_option
 @_file_option
+@_agent_option
+@_config_dir_option
 def hook_install(
     scope: str,
     mode: str,
@@ -153,11 +201,15 @@ def hook_install(
     namespace: str | None,
     project_dir: Path | None,
     settings_file: Path | None,
+    agent: str,
+    config_dir: Path | None,
 ) -> None:
-    """Add Memoria's hooks to a Claude Code settings file (idempotent; other settings kept).
+    """Add Memoria's hooks to a coding agent's settings (idempotent; other settings kept).
 
-    One install: SessionStart, UserPromptSubmit, and capture on Stop, PreCompact and SessionEnd,
-    each switchable. A hook you switch off is taken out if an earlier install added it.
+    Claude Code (the default): SessionStart, UserPromptSubmit, and capture on Stop, PreCompact and
+    SessionEnd, each switchable; a hook you switch off is taken out if an earlier install added it.
+    Codex CLI (`--agent codex`): SessionStart, UserPromptSubmit and capture on Stop, with Codex's
+    trust entries, in $CODEX_HOME/config.toml.
     """
     if not (session_start or recall or capture):
         raise click.UsageError(
@@ -165,6 +217,25 @@ def hook_install(
         )
     client = settings().client
     base = url or client.url
+    for name in _agents(agent):
+        if name == installers.CLAUDE_CODE:
+            continue
+        if mode != "command":
+            raise click.UsageError(f"--mode {mode} is Claude Code's; {name} runs command hooks only")
+        request = InstallRequest(
+            scope="project" if scope == "project" else "user",
+            project_dir=_project(project_dir),
+            url=base,
+            namespace=namespace,
+            session_start=session_start,
+            recall=recall,
+            capture=capture,
+            config_dir=config_dir,
+        )
+        _run_installer(name, request, remove=False)
+    if installers.CLAUDE_CODE not in _agents(agent):
+        _warn_about_key_scopes(base, client, capture)
+        return
     http = mode == "http" and recall
     if http:
         _refuse_http_without_key()
@@ -280,8 +351,24 @@ def _warn_about_key_scopes(url: str, client: ClientSettings, capture: bool) -> N
 @_scope_option
 @_project_option
 @_file_option
-def hook_uninstall(scope: str, project_dir: Path | None, settings_file: Path | None) -> None:
-    """Remove Memoria's hooks from a Claude Code settings file (everything else is kept)."""
+@_agent_option
+@_config_dir_option
+def hook_uninstall(
+    scope: str, project_dir: Path | None, settings_file: Path | None, agent: str, config_dir: Path | None
+) -> None:
+    """Remove Memoria's hooks from a coding agent's settings (everything else is kept)."""
+    names = _agents(agent)
+    for name in names:
+        if name != installers.CLAUDE_CODE:
+            request = InstallRequest(
+                scope="project" if scope == "project" else "user",
+                project_dir=_project(project_dir),
+                url="",
+                config_dir=config_dir,
+            )
+            _run_installer(name, request, remove=True)
+    if installers.CLAUDE_CODE not in names:
+        return
     path = _target(scope, project_dir, settings_file)
     try:
         removed = setup.uninstall(path)
