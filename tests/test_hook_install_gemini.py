@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner, Result
 
+from app.cli import main
 from app.hooks import install_gemini as gemini
 
 URL = "http://127.0.0.1:8080"
@@ -114,3 +116,28 @@ def test_a_settings_file_that_is_not_a_json_object_is_refused_and_left_as_it_is(
     with pytest.raises(gemini.SettingsFileError):
         gemini.install(path, gemini.planned_hooks(URL, None))
     assert path.read_text() == text
+
+
+def test_memoria_hook_install_agent_gemini_writes_the_users_settings_and_uninstall_gives_them_back(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    original = json.dumps(EXISTING, indent=2) + "\n"
+    path = _write(home / ".gemini" / "settings.json", original)
+    env = {"HOME": str(home), "MEMORIA_CLIENT__URL": URL, "MEMORIA_CLIENT__API_KEY": "mem_not-in-any-file"}
+
+    def memoria(*args: str) -> Result:
+        return CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
+
+    installed = memoria("hook", "install", "--agent", "gemini")
+    assert installed.exit_code == 0, installed.output
+    assert f"Gemini CLI: installed in {path}" in installed.output
+    found = gemini.read_installed(path)
+    assert found is not None and set(found) == set(gemini.EVENTS)
+    assert "mem_not-in-any-file" not in path.read_text()
+    again = memoria("hook", "install", "--agent", "gemini")
+    assert "Gemini CLI: already installed" in again.output
+
+    removed = memoria("hook", "uninstall", "--agent", "gemini")
+    assert removed.exit_code == 0, removed.output
+    assert path.read_text() == original

@@ -116,7 +116,8 @@ _agent_option = click.option(
 _config_dir_option = click.option(
     "--config-dir",
     type=click.Path(file_okay=False, path_type=Path),
-    help="The agent's config folder to edit instead of its own (Codex: $CODEX_HOME, else ~/.codex).",
+    help="The agent's config folder to edit instead of its own (Codex: $CODEX_HOME, else ~/.codex; "
+    "Gemini CLI: ~/.gemini, or the project's .gemini with --scope project).",
 )
 
 
@@ -126,7 +127,7 @@ def _agents(agent: str) -> list[str]:
         return [agent]
     found = installers.detected()
     if not found:
-        raise click.ClickException("--agent all: no coding agent found on PATH (claude, codex)")
+        raise click.ClickException("--agent all: no coding agent found on PATH (claude, codex, gemini)")
     return found
 
 
@@ -209,7 +210,9 @@ def hook_install(
     Claude Code (the default): SessionStart, UserPromptSubmit, and capture on Stop, PreCompact and
     SessionEnd, each switchable; a hook you switch off is taken out if an earlier install added it.
     Codex CLI (`--agent codex`): SessionStart, UserPromptSubmit and capture on Stop, with Codex's
-    trust entries, in $CODEX_HOME/config.toml.
+    trust entries, in $CODEX_HOME/config.toml. Gemini CLI (`--agent gemini`): SessionStart, BeforeAgent
+    and capture on AfterAgent, PreCompress and SessionEnd, in ~/.gemini/settings.json (or the
+    project's .gemini/settings.json).
     """
     if not (session_start or recall or capture):
         raise click.UsageError(

@@ -13,7 +13,8 @@ each with its `hooks`. Its events have names of their own; Memoria installs:
   session file (`transcript_path`).
 
 Timeouts are in milliseconds (Claude Code's are seconds). Every hook has a `name`, which
-`/hooks disable <name>` takes.
+`/hooks disable <name>` takes. The hooks run on this machine and work the namespace out per event
+from the session's directory, so a user install serves every repository.
 
 The merge keeps to the rules of `app.hooks.install` (and uses its test of what is Memoria's:
 the parsed command runs our hook client): only Memoria's hooks are touched, everything else keeps
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from app.client.json_file import JsonFileError, read_object, render_edit, write_atomically
+from app.hooks.agent_install import AgentConfigError, AgentInstaller, InstallReport, InstallRequest
 from app.hooks.install import command_hook, is_memoria_hook
 
 Scope = Literal["user", "project"]
@@ -53,12 +55,32 @@ NAMES = {
 }
 
 SettingsFileError = JsonFileError
+#: Told after an install: what decides whether Gemini CLI runs the hooks and how they get the key.
+KEY_NOTE = (
+    "Gemini CLI hands hooks an environment without variables named like *KEY* when it runs in "
+    "GitHub Actions or with security.environmentVariableRedaction on: there the hooks read the key "
+    "file (`memoria login`), not MEMORIA_CLIENT__API_KEY."
+)
+PROJECT_NOTE = (
+    "Gemini CLI runs a project's hooks only in a trusted folder, and warns once the first time it sees them."
+)
+
+
+class GeminiConfigError(AgentConfigError):
+    """The settings file cannot be read or is not a JSON object; it was left as it is."""
 
 
 def settings_path(scope: Scope, project_dir: Path) -> Path:
     if scope == "user":
         return Path.home() / ".gemini" / "settings.json"
     return project_dir / ".gemini" / "settings.json"
+
+
+def request_path(request: InstallRequest) -> Path:
+    """The settings file `request` names: `settings.json` in `--config-dir`, else the scope's."""
+    if request.config_dir is not None:
+        return request.config_dir / "settings.json"
+    return settings_path(request.scope, request.project_dir)
 
 
 def gemini_hook(url: str, namespace: str | None, sub: str) -> dict[str, Any]:
@@ -202,6 +224,34 @@ def uninstall(path: Path) -> bool:
     return True
 
 
+def install_hooks(request: InstallRequest) -> InstallReport:
+    """`memoria hook install --agent gemini`."""
+    path = request_path(request)
+    plan = planned_hooks(
+        request.url,
+        request.namespace,
+        session_start=request.session_start,
+        recall=request.recall,
+        capture=request.capture,
+    )
+    try:
+        changed = install(path, plan)
+    except JsonFileError as exc:
+        raise GeminiConfigError(str(exc)) from exc
+    notes = [KEY_NOTE] + ([PROJECT_NOTE] if request.scope == "project" else [])
+    return InstallReport(changed=[path] if changed else [], events=list(plan), notes=notes)
+
+
+def uninstall_hooks(request: InstallRequest) -> InstallReport:
+    """`memoria hook uninstall --agent gemini`."""
+    path = request_path(request)
+    try:
+        removed = uninstall(path)
+    except JsonFileError as exc:
+        raise GeminiConfigError(str(exc)) from exc
+    return InstallReport(changed=[path] if removed else [])
+
+
 def read_installed(path: Path) -> dict[str, list[dict[str, Any]]] | None:
     """Memoria's hooks in the settings file at `path` per event; None when it cannot be read."""
     try:
@@ -209,3 +259,8 @@ def read_installed(path: Path) -> dict[str, list[dict[str, Any]]] | None:
     except JsonFileError:
         return None
     return installed(settings)
+
+
+GEMINI = AgentInstaller(
+    name=AGENT, label="Gemini CLI", executable="gemini", install=install_hooks, uninstall=uninstall_hooks
+)
