@@ -31,7 +31,8 @@ USER_SETTINGS: dict[str, Any] = {
     "security": {"auth": {"selectedType": "gemini-api-key"}},
     "privacy": {"usageStatisticsEnabled": False},
     "telemetry": {"enabled": False},
-    "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+    # 0.61.0's names: it rewrites the file when it finds the older disableAutoUpdate/disableUpdateNag
+    "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
 }
 
 #: Lines Gemini CLI 0.61.0 writes to stderr on its own, hooks or not: the startup profiler's notes
