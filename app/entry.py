@@ -17,7 +17,7 @@ import sys
 HOOK_SUBCOMMANDS = ("user-prompt-submit", "session-start", "capture", "flush")
 
 
-def _hook_subcommand(argv: list[str]) -> str | None:
+def hook_subcommand(argv: list[str]) -> str | None:
     """The hook subcommand of `memoria hook [--agent NAME] <sub> …`, None for any other command."""
     if len(argv) < 2 or argv[0] != "hook":
         return None
@@ -31,7 +31,7 @@ def _hook_subcommand(argv: list[str]) -> str | None:
 
 def main() -> None:
     argv = sys.argv[1:]
-    if _hook_subcommand(argv) is not None:
+    if hook_subcommand(argv) is not None:
         from memoria_hook_client.command import main as hook_main
 
         code = hook_main(argv[1:])

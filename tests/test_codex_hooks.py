@@ -22,6 +22,7 @@ from click.testing import CliRunner
 from app.cli.hooks import hook as hook_cli
 from app.hooks import install_codex
 from app.hooks.agent_install import InstallRequest
+from app.mcp import install_codex as mcp_codex
 from memoria_hook_client import codex_transcript
 from memoria_hook_client.capture_worker import main as capture_main
 from tests.test_hook_command import canned_server, run_hook
@@ -205,3 +206,41 @@ def test_capture_reads_codexs_session_file_and_sends_it_to_codexs_route(tmp_path
     ((path, _, exchanges),) = stub.requests
     assert path == "/v1/capture/codex?namespace=repo%3Awalrus"
     assert [(e["prompt"], e["reply"], e["hook_event"]) for e in exchanges] == [(PROMPT, REPLY, "Stop")]
+
+
+@pytest.mark.parametrize(
+    "original", [None, PERSONS_OWN, 'model = "o3"'], ids=["no file", "own", "no newline"]
+)
+def test_the_mcp_server_entry_goes_in_and_out_byte_for_byte(tmp_path: Path, original: str | None) -> None:
+    path = tmp_path / "config.toml"
+    if original is not None:
+        path.write_text(original)
+    assert mcp_codex.install(tmp_path, "http://127.0.0.1:8080/", "repo:walrus", approve_tools=True) == (
+        path,
+        True,
+    )
+    assert mcp_codex.install(tmp_path, "http://127.0.0.1:8080/", "repo:walrus", approve_tools=True) == (
+        path,
+        False,
+    )
+    server = tomllib.loads(path.read_text())["mcp_servers"]["memoria"]
+    assert server == {
+        "url": "http://127.0.0.1:8080/mcp",
+        "bearer_token_env_var": "MEMORIA_CLIENT__API_KEY",
+        "http_headers": {"X-Memoria-Namespace": "repo:walrus"},
+        "default_tools_approval_mode": "approve",
+    }
+    assert "mem_" not in path.read_text()  # never a key in the file
+    # the hooks' block beside it: each comes out alone
+    install_codex.install(_request(tmp_path))
+    assert mcp_codex.uninstall(tmp_path) == (path, True)
+    install_codex.uninstall(_request(tmp_path))
+    assert (path.read_text() if path.exists() else None) == original
+
+
+def test_a_memoria_server_of_the_persons_own_is_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text('[mcp_servers.memoria]\nurl = "https://memoria.example.com/mcp"\n')
+    with pytest.raises(mcp_codex.CodexConfigError, match="of its own"):
+        mcp_codex.install(tmp_path, "http://127.0.0.1:8080", None, approve_tools=False)
+    assert path.read_text() == '[mcp_servers.memoria]\nurl = "https://memoria.example.com/mcp"\n'

@@ -17,6 +17,7 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
+from app.entry import hook_subcommand
 from app.hooks.hosts import CLAUDE_CODE, CODEX, HOSTS
 from app.hooks.routes import OUTCOME_HEADER
 from app.settings import HookSettings
@@ -146,3 +147,20 @@ def test_an_unknown_agent_exits_0_silently_and_says_why_in_the_log(tmp_path: Any
     code = hook_main(["user-prompt-submit", "--agent", "vim"], stdin, out, env)
     assert (code, out.getvalue()) == (0, "")
     assert "unknown agent 'vim'" in log.read_text()
+
+
+@pytest.mark.parametrize(
+    ("argv", "sub"),
+    [
+        (["hook", "user-prompt-submit", "--agent", "codex"], "user-prompt-submit"),
+        (["hook", "--agent", "codex", "capture"], "capture"),
+        (["hook", "--agent=codex", "session-start"], "session-start"),
+        (["hook", "install", "--agent", "codex"], None),
+        (["hook", "--agent", "codex"], None),
+        (["status"], None),
+    ],
+)
+def test_the_console_script_sendshook_subcommands_with_an_agent_straight_to_the_hook(
+    argv: list[str], sub: str | None
+) -> None:
+    assert hook_subcommand(argv) == sub

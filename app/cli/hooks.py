@@ -18,11 +18,12 @@ from typing import cast, get_args
 import click
 
 from app.cli.config import settings
+from app.cli.hook_agents import agent_option, agents_named, config_dir_option, run_installer
 from app.client.api import api_key
 from app.client.settings import ClientSettings
 from app.hooks import install as setup
 from app.hooks import installers
-from app.hooks.agent_install import AgentConfigError, InstallRequest
+from app.hooks.agent_install import InstallRequest
 from app.hooks.key_check import excess_scopes_warning, key_grant
 from memoria_hook_client.command import HELP, SUBCOMMANDS
 from memoria_hook_client.command import main as run_command_hook
@@ -106,48 +107,6 @@ _file_option = click.option(
     type=click.Path(dir_okay=False, path_type=Path),
     help="Edit this file instead (Claude Code).",
 )
-_agent_option = click.option(
-    "--agent",
-    type=click.Choice(installers.AGENT_CHOICES),
-    default=installers.CLAUDE_CODE,
-    show_default=True,
-    help="The coding agent whose config to edit; all: every one whose command is on PATH.",
-)
-_config_dir_option = click.option(
-    "--config-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="The agent's config folder to edit instead of its own (Codex: $CODEX_HOME, else ~/.codex; "
-    "Gemini CLI: ~/.gemini, or the project's .gemini with --scope project).",
-)
-
-
-def _agents(agent: str) -> list[str]:
-    """The agents `--agent` names: one, or with `all` every one found on PATH."""
-    if agent != installers.ALL:
-        return [agent]
-    found = installers.detected()
-    if not found:
-        raise click.ClickException("--agent all: no coding agent found on PATH (claude, codex, gemini)")
-    return found
-
-
-def _run_installer(name: str, request: InstallRequest, remove: bool) -> None:
-    """Install (or remove) Memoria's hooks for the agent `name`, and say what changed."""
-    writer = installers.INSTALLERS[name]
-    try:
-        report = (writer.uninstall if remove else writer.install)(request)
-    except (AgentConfigError, OSError) as exc:  # the file was left as it is
-        raise click.ClickException(f"{writer.label}: {exc}") from exc
-    where = ", ".join(str(path) for path in report.changed)
-    if remove:
-        said = f"removed Memoria's hooks from {where}" if where else "no Memoria hooks found"
-    else:
-        said = f"installed in {where}" if where else "already installed"
-    click.echo(f"{writer.label}: {said}", err=True)
-    for event in report.events:
-        click.echo(f"  {event:<17} command", err=True)
-    for note in report.notes:
-        click.echo(note, err=True)
 
 
 @hook.command("install")
@@ -189,8 +148,8 @@ def _run_installer(name: str, request: InstallRequest, remove: bool) -> None:
 )
 @_project_option
 @_file_option
-@_agent_option
-@_config_dir_option
+@agent_option
+@config_dir_option
 def hook_install(
     scope: str,
     mode: str,
@@ -220,7 +179,8 @@ def hook_install(
         )
     client = settings().client
     base = url or client.url
-    for name in _agents(agent):
+    names = agents_named(agent)
+    for name in names:
         if name == installers.CLAUDE_CODE:
             continue
         if mode != "command":
@@ -235,8 +195,8 @@ def hook_install(
             capture=capture,
             config_dir=config_dir,
         )
-        _run_installer(name, request, remove=False)
-    if installers.CLAUDE_CODE not in _agents(agent):
+        run_installer(name, request, remove=False)
+    if installers.CLAUDE_CODE not in names:
         _warn_about_key_scopes(base, client, capture)
         return
     http = mode == "http" and recall
@@ -354,13 +314,13 @@ def _warn_about_key_scopes(url: str, client: ClientSettings, capture: bool) -> N
 @_scope_option
 @_project_option
 @_file_option
-@_agent_option
-@_config_dir_option
+@agent_option
+@config_dir_option
 def hook_uninstall(
     scope: str, project_dir: Path | None, settings_file: Path | None, agent: str, config_dir: Path | None
 ) -> None:
     """Remove Memoria's hooks from a coding agent's settings (everything else is kept)."""
-    names = _agents(agent)
+    names = agents_named(agent)
     for name in names:
         if name != installers.CLAUDE_CODE:
             request = InstallRequest(
@@ -369,7 +329,7 @@ def hook_uninstall(
                 url="",
                 config_dir=config_dir,
             )
-            _run_installer(name, request, remove=True)
+            run_installer(name, request, remove=True)
     if installers.CLAUDE_CODE not in names:
         return
     path = _target(scope, project_dir, settings_file)

@@ -28,6 +28,8 @@ class FunctionCall:
     name: str
     arguments: dict[str, Any]
     call_id: str = "call_memoria_01"
+    namespace: str | None = None
+    """The tool namespace the function belongs to (Codex lists an MCP server's tools under one)."""
 
 
 Reply = Text | FunctionCall
@@ -119,7 +121,7 @@ class FakeResponses:
 
 def _item(reply: Reply, number: int) -> dict[str, Any]:
     if isinstance(reply, FunctionCall):
-        return {
+        call = {
             "type": "function_call",
             "id": f"fc_fake_{number}",
             "call_id": reply.call_id,
@@ -127,6 +129,7 @@ def _item(reply: Reply, number: int) -> dict[str, Any]:
             "arguments": json.dumps(reply.arguments),
             "status": "completed",
         }
+        return call if reply.namespace is None else {**call, "namespace": reply.namespace}
     return {
         "type": "message",
         "id": f"msg_fake_{number}",
