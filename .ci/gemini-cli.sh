@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The real Gemini CLI against Memoria's hooks (tests/test_gemini_cli_hooks.py).
+# The real Gemini CLI against Memoria's hooks (tests/test_gemini_cli_*.py).
 #
 #   bash .ci/gemini-cli.sh                 install Gemini CLI if missing, then run its tests
 #   bash .ci/gemini-cli.sh --install-only  only install it; prints the `gemini` binary's path last
@@ -42,5 +42,5 @@ fi
 export GEMINI_CLI_BIN="${gemini}"
 export HF_HUB_OFFLINE=1
 make venv >/dev/null
-timeout 300 .venv/bin/pytest -q tests/test_gemini_cli_hooks.py \
+timeout 300 .venv/bin/pytest -q tests/test_gemini_cli_smoke.py tests/test_gemini_cli_hooks.py tests/test_gemini_cli_mcp.py \
   --basetemp "$(mktemp -d /tmp/gemini-cli-XXXXXX)"
