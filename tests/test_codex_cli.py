@@ -169,7 +169,7 @@ def project(tmp_path: Path) -> Project:
     return Project(repo, home, tmp_path / "hook.log", tmp_path / "pgdata")
 
 
-async def _run(
+async def run_command(
     argv: list[str], cwd: Path, env: dict[str, str], limit_s: float
 ) -> subprocess.CompletedProcess[str]:
     """Run a command in a worker thread, so the server's output keeps being read meanwhile."""
@@ -186,23 +186,25 @@ async def _run(
     )
 
 
-def _shown(run: subprocess.CompletedProcess[str], project: Project) -> str:
+def shown(run: subprocess.CompletedProcess[str], project: Project) -> str:
     return (
         f"exit {run.returncode}\nstdout:\n{run.stdout[-3000:]}\nstderr:\n{run.stderr[-3000:]}\n"
         f"hook log:\n{project.log()}"
     )
 
 
-async def _create_key(project: Project) -> str:
+async def create_key(project: Project) -> str:
     env = {**os.environ, "MEMORIA_DATABASE__DATA_DIR": str(project.data_dir), "HF_HUB_OFFLINE": "1"}
-    created = await _run([MEMORIA, "keys", "create", "--user", "cx", "--create-user"], project.repo, env, 120)
+    created = await run_command(
+        [MEMORIA, "keys", "create", "--user", "cx", "--create-user"], project.repo, env, 120
+    )
     assert created.returncode == 0, created.stderr
     return created.stdout.strip()
 
 
 async def _install_hooks(project: Project, base: str, key: str) -> None:
     """`memoria hook install --agent codex` (user scope: the namespace is worked out per event)."""
-    installed = await _run(
+    installed = await run_command(
         [MEMORIA, "hook", "install", "--agent", "codex"], project.repo, project.client_env(base, key), 120
     )
     assert installed.returncode == 0, f"{installed.stdout}\n{installed.stderr}"
@@ -211,7 +213,7 @@ async def _install_hooks(project: Project, base: str, key: str) -> None:
 async def _codex(
     codex: str, project: Project, base: str, key: str, prompt: str
 ) -> subprocess.CompletedProcess[str]:
-    return await _run(
+    return await run_command(
         [codex, "exec", "--sandbox", "danger-full-access", prompt],
         project.repo,
         project.codex_env(base, key),
@@ -239,7 +241,7 @@ def _asked(fake: FakeResponses, prompt: str, since: int = 0) -> list[dict[str, A
     return [body for body in fake.responses()[since:] if prompt in json.dumps(body.get("input", []))]
 
 
-async def _episodes(base: str, key: str, namespace: str) -> list[dict[str, Any]]:
+async def list_episodes(base: str, key: str, namespace: str) -> list[dict[str, Any]]:
     async with httpx.AsyncClient(base_url=base, timeout=30) as http:
         page = await http.get(
             "/v1/memories",
@@ -262,7 +264,7 @@ async def test_context_capture_recall_and_the_store_tool_across_codex_sessions(
     codex = await asyncio.to_thread(codex_binary)
     project.write_provider(fake_model)
     async with served_api({"MEMORIA_DATABASE__DATA_DIR": str(project.data_dir)}) as api:
-        key = await _create_key(project)
+        key = await create_key(project)
         async with httpx.AsyncClient(base_url=api.base, timeout=60) as http:
             stored = await http.post(
                 "/v1/memories",
@@ -274,33 +276,33 @@ async def test_context_capture_recall_and_the_store_tool_across_codex_sessions(
 
         first = await _codex(codex, project, api.base, key, FIRST_PROMPT)
         asked = _asked(fake_model, FIRST_PROMPT)
-        assert asked, f"the first session never asked the model\n{_shown(first, project)}"
+        assert asked, f"the first session never asked the model\n{shown(first, project)}"
         assert PINNED_FACT in memoria_context(asked[0], START_HEADER), (
-            f"SessionStart did not bring the pinned memory to the first request\n{_shown(first, project)}"
+            f"SessionStart did not bring the pinned memory to the first request\n{shown(first, project)}"
         )
-        assert FIRST_REPLY in first.stdout and first.returncode == 0, _shown(first, project)
+        assert FIRST_REPLY in first.stdout and first.returncode == 0, shown(first, project)
 
         # captured at Stop (inline flush): there before the next session starts
         episodes = [
-            e for e in await _episodes(api.base, key, project.namespace) if FIRST_REPLY in e["content"]
+            e for e in await list_episodes(api.base, key, project.namespace) if FIRST_REPLY in e["content"]
         ]
-        assert len(episodes) == 1, f"{episodes}\nspool: {_spool_text(project)}\n{_shown(first, project)}"
+        assert len(episodes) == 1, f"{episodes}\nspool: {_spool_text(project)}\n{shown(first, project)}"
         assert FIRST_PROMPT in episodes[0]["content"]
         assert (episodes[0]["source"], episodes[0]["tags"]) == ("codex", ["codex"])
 
         before = len(fake_model.responses())
         second = await _codex(codex, project, api.base, key, SECOND_PROMPT)
         asked_then = _asked(fake_model, SECOND_PROMPT, before)
-        assert asked_then, f"the second session never asked the model\n{_shown(second, project)}"
+        assert asked_then, f"the second session never asked the model\n{shown(second, project)}"
         started = memoria_context(asked_then[0], START_HEADER)
         recalled = memoria_context(asked_then[0], PROMPT_HEADER)
         assert ("7341" in started, "7341" in recalled) == (False, True), (
             f"the captured exchange did not reach the next session once: {started[:1500]!r}, "
-            f"{recalled[:1500]!r}\n" + _shown(second, project)
+            f"{recalled[:1500]!r}\n" + shown(second, project)
         )
-        assert second.returncode == 0, _shown(second, project)
+        assert second.returncode == 0, shown(second, project)
 
-        mcp = await _run(
+        mcp = await run_command(
             [MEMORIA, "mcp", "install", "--agent", "codex", "--approve-tools"],
             project.repo,
             project.client_env(api.base, key),
@@ -315,7 +317,7 @@ async def test_context_capture_recall_and_the_store_tool_across_codex_sessions(
             for item in body.get("input", [])
             if item.get("type") == "function_call_output" and item.get("call_id") == "call_store"
         ]
-        assert results, f"Codex never answered the store call\n{_shown(third, project)}"
+        assert results, f"Codex never answered the store call\n{shown(third, project)}"
         async with httpx.AsyncClient(base_url=api.base, timeout=30) as http:
             page = await http.get(
                 "/v1/memories",
@@ -323,7 +325,7 @@ async def test_context_capture_recall_and_the_store_tool_across_codex_sessions(
                 headers={"Authorization": f"Bearer {key}"},
             )
         stored_now = [item for item in page.json()["items"] if item["content"] == STORED_FACT]
-        assert len(stored_now) == 1, f"{results}\n{_shown(third, project)}"
+        assert len(stored_now) == 1, f"{results}\n{shown(third, project)}"
 
 
 _SESSION_LINE = re.compile(r"^session id: .*$", re.MULTILINE)
@@ -343,19 +345,19 @@ async def test_with_the_server_stopped_codex_prints_nothing_extra_and_the_spool_
     server_env = {"MEMORIA_DATABASE__DATA_DIR": str(project.data_dir)}
     async with served_api(server_env) as api:
         base = api.base
-        key = await _create_key(project)
+        key = await create_key(project)
         baseline = await _codex(codex, project, base, key, OFFLINE_PROMPT)
-        assert baseline.returncode == 0, _shown(baseline, project)
+        assert baseline.returncode == 0, shown(baseline, project)
         await _install_hooks(project, base, key)
 
     # the server is stopped: the hooks find nothing at `base`
     offline = await _codex(codex, project, base, key, OFFLINE_PROMPT)
     assert _screen(offline) == _screen(baseline), (
         "with hooks and the server stopped, the output differs from no hooks at all\n"
-        + _shown(offline, project)
+        + shown(offline, project)
     )
     hook_lines = _HOOK_LINE.findall(offline.stderr)
-    assert ("Stop", " Completed") in hook_lines, "the hooks did not run (untrusted?)\n" + _shown(
+    assert ("Stop", " Completed") in hook_lines, "the hooks did not run (untrusted?)\n" + shown(
         offline, project
     )
     assert OFFLINE_REPLY in _spool_text(project), (
@@ -368,12 +370,14 @@ async def test_with_the_server_stopped_codex_prints_nothing_extra_and_the_spool_
     async with served_api(server_env) as api:
         assert api.base == base
         env = project.client_env(base, key)
-        flushed = await _run([MEMORIA, "capture", "flush"], project.repo, env, 120)
-        assert flushed.returncode == 0, _shown(flushed, project)
-        again = await _run([MEMORIA, "capture", "flush"], project.repo, env, 120)
-        assert again.returncode == 0, _shown(again, project)
+        flushed = await run_command([MEMORIA, "capture", "flush"], project.repo, env, 120)
+        assert flushed.returncode == 0, shown(flushed, project)
+        again = await run_command([MEMORIA, "capture", "flush"], project.repo, env, 120)
+        assert again.returncode == 0, shown(again, project)
         episodes = [
-            item for item in await _episodes(base, key, project.namespace) if OFFLINE_REPLY in item["content"]
+            item
+            for item in await list_episodes(base, key, project.namespace)
+            if OFFLINE_REPLY in item["content"]
         ]
         assert len(episodes) == 1, f"{episodes}\nhook log:\n{project.log()}"
         assert (episodes[0]["source"], OFFLINE_PROMPT in episodes[0]["content"]) == ("codex", True)
