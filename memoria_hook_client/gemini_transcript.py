@@ -33,10 +33,10 @@ from memoria_hook_client.transcript import (
     DIGEST_FIELDS,
     MAX_DIGEST_ITEM_CHARS,
     MAX_DIGEST_ITEMS,
-    MAX_READ_BYTES,
     MAX_TEXT_CHARS,
     Delta,
     first_line,
+    read_with,
 )
 
 TYPE_CHECKING = False
@@ -62,24 +62,9 @@ def without_hook_context(text: str) -> str:
 def read_delta(
     path: str, offset: int, turn: int, session_id: str, final: bool = False, turn_over: bool = False
 ) -> Delta:
-    """The exchanges in the session file `path` from byte `offset` on (`turn` prompts before it).
-
-    OSError when it cannot be read. A file shorter than `offset` (rewritten, not appended to) is
-    read again from the top; the server's capture keys make the repeated turns duplicates."""
-    with open(path, "rb") as file:
-        file.seek(0, 2)
-        size = file.tell()
-        if offset > size:
-            offset, turn = 0, 0
-        limit = -1 if final else MAX_READ_BYTES
-        while True:
-            file.seek(offset)
-            data = file.read(limit)
-            truncated = offset + len(data) < size
-            delta = parse_delta(data, offset, turn, session_id, final, turn_over and not truncated)
-            if not (truncated and delta.pending and delta.offset == offset):
-                return delta
-            limit *= 2  # one turn larger than a read: it must still move on
+    """The exchanges in the session file `path` from byte `offset` on (`turn` prompts before it);
+    read as `memoria_hook_client.transcript.read_delta` reads Claude Code's."""
+    return read_with(parse_delta, path, offset, turn, session_id, final, turn_over)
 
 
 def parse_delta(
