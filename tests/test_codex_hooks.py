@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from app.cli.hook_agents import agents_status
 from app.cli.hooks import hook as hook_cli
 from app.hooks import install_codex
 from app.hooks.agent_install import InstallRequest
@@ -244,3 +245,15 @@ def test_a_memoria_server_of_the_persons_own_is_left_alone(tmp_path: Path) -> No
     with pytest.raises(mcp_codex.CodexConfigError, match="of its own"):
         mcp_codex.install(tmp_path, "http://127.0.0.1:8080", None, approve_tools=False)
     assert path.read_text() == '[mcp_servers.memoria]\nurl = "https://memoria.example.com/mcp"\n'
+
+
+def test_memoria_status_names_the_codex_events_its_hooks_are_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path))
+    path = tmp_path.resolve() / "config.toml"
+    assert agents_status() == [f"  codex    none  {path}"]
+    install_codex.install(_request(tmp_path, capture=False))
+    assert agents_status() == [f"  codex    SessionStart, UserPromptSubmit  {path}"]
+    path.write_bytes(b"\xff\xfe not UTF-8")
+    assert agents_status()[0].startswith("  codex    unreadable:")

@@ -18,22 +18,25 @@ from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
 from app.entry import hook_subcommand
+from app.hooks.context import layout
 from app.hooks.hosts import CLAUDE_CODE, CODEX, HOSTS
 from app.hooks.routes import OUTCOME_HEADER
 from app.settings import HookSettings
 from memoria_hook_client import agents
 from memoria_hook_client.command import main as hook_main
 from tests.hook_client import ROOMY, client, hook_settings
+from tests.test_hook_rules import hit
 
 __all__ = ["client", "hook_settings"]
 
 Client = AsyncTestClient[Litestar]
 NAMESPACE = "repo:quokka"
-#: Memories long enough that a few of them pass Codex's limit but not Claude Code's.
+#: Memories whose characters are 3 bytes each in UTF-8 (the team writes its notes in Greek): a few of
+#: them pass Codex's limit, which counts bytes, but not Claude Code's, which counts characters.
 FACTS = [
-    f"The quokka deploy step {n} runs terraform plan then terraform apply for the quokka stack; "
-    + "it needs the QUOKKA_DEPLOY_TOKEN and a clean working tree. " * 4
-    for n in range(8)
+    f"The quokka deploy step {n} runs terraform plan then terraform apply for the quokka stack. "
+    + "Σημείωση: η ομάδα κρατά το κλειδί ανάπτυξης στο θησαυροφυλάκιο και ελέγχει το σχέδιο πρώτα. " * 8
+    for n in range(16)
 ]
 
 
@@ -46,14 +49,16 @@ def test_the_hook_client_knows_every_host_the_server_answers() -> None:
 @pytest.mark.parametrize("host", list(HOSTS.values()), ids=list(HOSTS))
 def test_each_host_keeps_its_context_below_the_limit_it_documents(host: Any) -> None:
     # Claude Code previews context over 10,000 characters; Codex spills it over 2,500 tokens, which
-    # it estimates at 4 bytes of UTF-8 each, and a character is at most 4 bytes; Gemini CLI documents
-    # no limit, and is held to Claude Code's
-    documented_chars = {"claude-code": 10_000, "codex": 2_500, "gemini": 10_000}
-    assert host.max_context_chars < documented_chars[host.name]
+    # it estimates at 4 bytes of UTF-8 each; Gemini CLI documents no limit, and is held to Claude Code's
+    documented = {"claude-code": (10_000, None), "codex": (10_000, 2_500 * 4), "gemini": (10_000, None)}
+    chars, size = documented[host.name]
+    assert host.max_context_chars < chars
+    assert (host.max_context_bytes is None) == (size is None)
+    assert host.max_context_bytes is None or size is None or host.max_context_bytes < size
 
 
 async def _store(client: Client, headers: dict[str, str]) -> None:
-    body = [{"content": fact, "namespace": NAMESPACE, "category": "fact"} for fact in FACTS]
+    body = [{"content": fact, "namespace": NAMESPACE, "category": "fact"} for fact in FACTS[:8]]
     response = await client.post("/v1/memories", json=body, headers=headers)
     assert response.status_code == 201, response.text
 
@@ -80,7 +85,8 @@ async def test_codex_gets_claude_codes_answer_shape_within_its_own_smaller_limit
         output = response.json()["hookSpecificOutput"]
         assert output["hookEventName"] == "UserPromptSubmit"
         answers[host] = output["additionalContext"]
-    assert len(answers["codex"]) <= CODEX.max_context_chars < len(answers["claude-code"])
+    assert CODEX.max_context_bytes is not None
+    assert len(answers["codex"].encode()) <= CODEX.max_context_bytes < len(answers["claude-code"].encode())
     assert answers["claude-code"].startswith(answers["codex"].rsplit("\n", 1)[0])
 
 
@@ -100,7 +106,8 @@ async def test_codex_session_start_context_stays_within_codexs_limit(
         assert output["hookEventName"] == "SessionStart"
         contexts[host] = output["additionalContext"]
     assert "The quokka deploy step" in contexts["codex"]
-    assert len(contexts["codex"]) <= CODEX.max_context_chars < len(contexts["claude-code"])
+    assert CODEX.max_context_bytes is not None
+    assert len(contexts["codex"].encode()) <= CODEX.max_context_bytes < len(contexts["claude-code"].encode())
 
 
 async def test_an_unknown_host_is_a_404_problem(client: Client, alice: dict[str, str]) -> None:
@@ -164,3 +171,14 @@ def test_the_console_script_sendshook_subcommands_with_an_agent_straight_to_the_
     argv: list[str], sub: str | None
 ) -> None:
     assert hook_subcommand(argv) == sub
+
+
+def test_a_byte_budget_skips_or_cuts_memories_by_their_utf8_size() -> None:
+    greek = "θησαυροφυλάκιο " * 40  # 600 characters, 1,160 bytes
+    hits = [hit(1, greek), hit(2, "Deploy with Terraform."), hit(3, greek)]
+    text, shown = layout("repo:x", hits, 3_000, max_bytes=1_600)
+    assert [h.id for h in shown] == [1, 2] and len(text.encode()) <= 1_600
+    assert [h.id for h in layout("repo:x", hits, 3_000)[1]] == [1, 2, 3]  # the characters alone fit
+    best_alone, (best,) = layout("repo:x", [hit(4, greek * 3)], 3_000, max_bytes=800)
+    assert best.id == 4 and best_alone.endswith("…") and len(best_alone.encode()) <= 800
+    assert layout("repo:x", hits, 3_000) == layout("repo:x", hits, 3_000, max_bytes=None)

@@ -53,3 +53,19 @@ def run_installer(name: str, request: InstallRequest, remove: bool) -> None:
         click.echo(f"  {event:<17} command", err=True)
     for note in report.notes:
         click.echo(note, err=True)
+
+
+def agents_status() -> list[str]:
+    """`memoria status` lines for the agents other than Claude Code: where each keeps its hooks and
+    the events Memoria's are installed on (markup-free; the caller prints them)."""
+    lines = []
+    for writer in installers.INSTALLERS.values():
+        if writer.installed is None:
+            continue
+        try:
+            path, events = writer.installed(None)
+        except (AgentConfigError, OSError) as exc:
+            lines.append(f"  {writer.name:<8} unreadable: {exc}")
+            continue
+        lines.append(f"  {writer.name:<8} {', '.join(events) if events else 'none'}  {path}")
+    return lines

@@ -55,3 +55,7 @@ class AgentInstaller:
     """The agent's command, looked for on PATH by `--agent all`."""
     install: Callable[[InstallRequest], InstallReport]
     uninstall: Callable[[InstallRequest], InstallReport]
+    installed: Callable[[Path | None], tuple[Path, list[str]]] | None = None
+    """(the config file, the events Memoria's hooks are installed on there) for `memoria status`;
+    the argument is the config folder to look in instead of the agent's own. AgentConfigError
+    when the file cannot be read."""

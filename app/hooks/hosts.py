@@ -7,9 +7,10 @@ capture route, `/v1/capture/<name>` (`app.capture.routes`), whose episodes recor
 
 - `prompt_event` / `start_event`: the event names the host gives its prompt and session-start hooks
   (the `hook_event_name` it sends, echoed in the answer's `hookEventName`);
-- `max_context_chars`: the most context the host takes from one hook answer as it documents it,
-  less a margin, so that an answer never reaches the point where the host cuts it, previews it or
-  spills it to a file; the routes inject at most this much, whatever the settings allow;
+- `max_context_chars` (and `max_context_bytes` for a host that counts bytes): the most context the
+  host takes from one hook answer as it documents it, less a margin, so that an answer never
+  reaches the point where the host cuts it, previews it or spills it to a file; the routes inject
+  at most this much, whatever the settings allow;
 - `answer`: how an answer is shaped for the host.
 
 The stdlib-only hook client keeps its own list of the same names (`memoria_hook_client.agents`:
@@ -39,6 +40,8 @@ class Host:
     """As people call it (in route summaries and messages)."""
     max_context_chars: int
     """The most characters of context one answer carries, below the host's documented limit."""
+    max_context_bytes: int | None = None
+    """The most UTF-8 bytes of context one answer carries, for a host whose limit counts bytes."""
     prompt_event: str = "UserPromptSubmit"
     start_event: str = "SessionStart"
     answer: Callable[[str, str], dict[str, Any]] = hook_specific_output
@@ -57,10 +60,10 @@ CLAUDE_CODE = Host(
 CODEX = Host(
     name="codex",
     label="Codex CLI",
-    # Codex spills hook text over 2,500 tokens to a file and leaves the model a preview. It counts
-    # a token per 4 bytes of UTF-8 and a character is at most 4 bytes, so 2,400 characters stay
-    # under the limit whatever the script.
-    max_context_chars=2_400,
+    max_context_chars=9_000,
+    # Codex spills hook text over 2,500 tokens to a file and leaves the model a preview; it
+    # estimates a token per 4 bytes of UTF-8 (rounded up), so 2,400 tokens' worth of bytes.
+    max_context_bytes=9_600,
 )
 
 GEMINI = Host(

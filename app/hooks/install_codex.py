@@ -151,6 +151,28 @@ def uninstall(request: InstallRequest) -> InstallReport:
     return InstallReport(changed=[path] if changed else [])
 
 
+def installed(config_dir: Path | None) -> tuple[Path, list[str]]:
+    """(Codex's config file, the events Memoria's block installs hooks on), for `memoria status`."""
+    path = config_file(config_dir)
+    try:
+        text = read_text(path) or ""
+        hooks = parsed(_block_text(text), path).get("hooks", {})
+    except TomlBlockError as exc:
+        raise CodexConfigError(str(exc)) from exc
+    return path, [event for event in EVENTS if event in hooks]
+
+
+def _block_text(text: str) -> str:
+    """The TOML inside Memoria's block of `text` ("" when there is none)."""
+    found = MARKERS.pattern().search(text)
+    return found.group(0) if found else ""
+
+
 CODEX = AgentInstaller(
-    name=AGENT, label="Codex CLI", executable="codex", install=install, uninstall=uninstall
+    name=AGENT,
+    label="Codex CLI",
+    executable="codex",
+    install=install,
+    uninstall=uninstall,
+    installed=installed,
 )

@@ -175,7 +175,9 @@ async def _answer_prompt(
     if not hits:
         return left_alone("floor", "below-floor")
     max_chars = min(settings.max_context_chars, host.max_context_chars)
-    text, included, why_not = await _shown(ledger, scope, hits, settings.max_results, max_chars)
+    text, included, why_not = await _shown(
+        ledger, scope, hits, settings.max_results, max_chars, host.max_context_bytes
+    )
     if not included:
         return left_alone(why_not, NO_CONTEXT_OUTCOMES[why_not])
     if metrics is not None:
@@ -188,27 +190,32 @@ NO_CONTEXT_OUTCOMES = {"seen": "all-seen", "budget": "budget-spent", "no-results
 
 
 async def _shown(
-    ledger: SessionLedger | None, scope: str, hits: list[RecallHit], limit: int, max_chars: int
+    ledger: SessionLedger | None,
+    scope: str,
+    hits: list[RecallHit],
+    limit: int,
+    max_chars: int,
+    max_bytes: int | None = None,
 ) -> tuple[str, list[RecallHit], str]:
     """(text, the hits it shows, why none when none): the first `max_results` hits the session has
     not been given, within the answer's and what is left of the session's character budget, now
     recorded as given. Without a ledger, or when it cannot be written, the first `max_results`
     hits within the answer's budget (the prompt still gets its memories, perhaps one it had)."""
     if ledger is None:
-        text, included = layout(scope, hits[:limit], max_chars)
+        text, included = layout(scope, hits[:limit], max_chars, max_bytes)
         return text, included, "no-results"
     by_id = {hit.id: hit for hit in hits}
 
     def arrange(unseen: list[int], remaining: int | None) -> tuple[str, list[int]]:
         room = max_chars if remaining is None else min(max_chars, remaining)
-        text, shown = layout(scope, [by_id[public_id] for public_id in unseen[:limit]], room)
+        text, shown = layout(scope, [by_id[public_id] for public_id in unseen[:limit]], room, max_bytes)
         return text, [hit.id for hit in shown]
 
     try:
         given = await ledger.give([hit.id for hit in hits], arrange)
     except Exception:  # cancellation (the budget) is no Exception: it still ends the request
         log.warning("hook ledger: recording the injected memories failed; served without it", exc_info=True)
-        text, included = layout(scope, hits[:limit], max_chars)
+        text, included = layout(scope, hits[:limit], max_chars, max_bytes)
         return text, included, "no-results"
     why_not = "seen" if not given.unseen else "budget"
     return given.text, [by_id[public_id] for public_id in given.included], why_not
@@ -261,6 +268,7 @@ async def _answer_start(
             min(settings.session_start_max_chars, host.max_context_chars),
             ledger,
             startup_episodes=settings.start_episodes,
+            max_bytes=host.max_context_bytes,
         )
     except NotFound:
         return answer("no-namespace")
