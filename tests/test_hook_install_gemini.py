@@ -137,6 +137,8 @@ def test_memoria_hook_install_agent_gemini_writes_the_users_settings_and_uninsta
     assert "mem_not-in-any-file" not in path.read_text()
     again = memoria("hook", "install", "--agent", "gemini")
     assert "Gemini CLI: already installed" in again.output
+    assert gemini.GEMINI.installed is not None
+    assert gemini.GEMINI.installed(path.parent) == (path, list(gemini.EVENTS))
 
     removed = memoria("hook", "uninstall", "--agent", "gemini")
     assert removed.exit_code == 0, removed.output

@@ -164,6 +164,22 @@ def uninstall_hooks(request: InstallRequest) -> InstallReport:
     return InstallReport(changed=[path] if removed else [])
 
 
+def installed_events(config_dir: Path | None) -> tuple[Path, list[str]]:
+    """For `memoria status`: the user's settings file (or `settings.json` in `config_dir`) and the
+    Gemini CLI events Memoria's hooks are installed on there."""
+    path = config_dir / "settings.json" if config_dir is not None else settings_path("user", Path.cwd())
+    try:
+        settings, _ = read_object(path)
+    except JsonFileError as exc:
+        raise GeminiConfigError(str(exc)) from exc
+    return path, list(installed(settings))
+
+
 GEMINI = AgentInstaller(
-    name=AGENT, label="Gemini CLI", executable="gemini", install=install_hooks, uninstall=uninstall_hooks
+    name=AGENT,
+    label="Gemini CLI",
+    executable="gemini",
+    install=install_hooks,
+    uninstall=uninstall_hooks,
+    installed=installed_events,
 )
