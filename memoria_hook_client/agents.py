@@ -21,14 +21,18 @@ if TYPE_CHECKING:
     from typing import Any
 
 DEFAULT_AGENT = "claude-code"
-AGENTS = ("claude-code", "codex")
+AGENTS = ("claude-code", "codex", "gemini")
 #: Per agent: {its payload's field: the field the server reads}; agents not named send ours as is.
 FIELD_NAMES: dict[str, dict[str, str]] = {}
 #: Per agent: the module with `read_delta` for its session transcript (imported when capture runs).
 TRANSCRIPTS = {
     "claude-code": "memoria_hook_client.transcript",
     "codex": "memoria_hook_client.codex_transcript",
+    "gemini": "memoria_hook_client.gemini_transcript",
 }
+#: Per agent: the module whose `normalised(event)` rewrites its payload beyond field names
+#: (imported when its hook runs).
+PAYLOADS = {"gemini": "memoria_hook_client.gemini"}
 
 
 class UnknownAgent(ValueError):
@@ -67,6 +71,10 @@ def capture_route(agent: str) -> str:
 def normalised_event(agent: str, event: Mapping[str, Any]) -> dict[str, Any]:
     """`event` with the agent's own field names replaced by the ones the server reads."""
     names = FIELD_NAMES.get(agent)
-    if not names:
-        return dict(event)
-    return {names.get(name, name): value for name, value in event.items()}
+    renamed = {names.get(name, name): value for name, value in event.items()} if names else dict(event)
+    if agent in PAYLOADS:
+        from importlib import import_module
+
+        normalised: dict[str, Any] = import_module(PAYLOADS[agent]).normalised(renamed)
+        return normalised
+    return renamed

@@ -67,7 +67,7 @@ FINAL_EVENTS = ("SessionEnd",)
 #: but one per session ever run adds up).
 CURSOR_MAX_AGE_S = 90 * 24 * 3600.0
 #: Events fired when the model finished its turn: its last text is the final reply.
-TURN_OVER_EVENTS = ("Stop",)
+TURN_OVER_EVENTS = ("Stop", "AfterAgent")
 
 USAGE = "usage: memoria-hook capture [--worker]|flush [--agent NAME] [--url URL] [--namespace NAME]"
 

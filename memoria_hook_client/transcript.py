@@ -31,6 +31,7 @@ import re
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 #: A read takes at most this much of the transcript (a first capture of a long session, say); the
@@ -93,6 +94,20 @@ def read_delta(
     OSError when the transcript cannot be read. When the file is shorter than `offset` (replaced,
     not appended to) reading starts again from the top, and the server's capture keys make the
     repeated turns duplicates."""
+    return read_with(parse_delta, path, offset, turn, session_id, final, turn_over)
+
+
+def read_with(
+    parse: Callable[[bytes, int, int, str, bool, bool], Delta],
+    path: str,
+    offset: int,
+    turn: int,
+    session_id: str,
+    final: bool = False,
+    turn_over: bool = False,
+) -> Delta:
+    """`read_delta` for any agent's JSONL session file, whose lines `parse` turns into a Delta
+    (`parse_delta`'s signature): the reading, the restart and the growing read are the same."""
     with open(path, "rb") as file:
         file.seek(0, 2)
         size = file.tell()
@@ -103,7 +118,7 @@ def read_delta(
             file.seek(offset)
             data = file.read(limit)
             truncated = offset + len(data) < size
-            delta = parse_delta(data, offset, turn, session_id, final, turn_over and not truncated)
+            delta = parse(data, offset, turn, session_id, final, turn_over and not truncated)
             if not (truncated and delta.pending and delta.offset == offset):
                 break
             limit *= 2  # one turn larger than a read (huge tool outputs): it must still move on

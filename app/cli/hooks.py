@@ -169,7 +169,9 @@ def hook_install(
     Claude Code (the default): SessionStart, UserPromptSubmit, and capture on Stop, PreCompact and
     SessionEnd, each switchable; a hook you switch off is taken out if an earlier install added it.
     Codex CLI (`--agent codex`): SessionStart, UserPromptSubmit and capture on Stop, with Codex's
-    trust entries, in $CODEX_HOME/config.toml.
+    trust entries, in $CODEX_HOME/config.toml. Gemini CLI (`--agent gemini`): SessionStart, BeforeAgent
+    and capture on AfterAgent, PreCompress and SessionEnd, in ~/.gemini/settings.json (or the
+    project's .gemini/settings.json).
     """
     if not (session_start or recall or capture):
         raise click.UsageError(

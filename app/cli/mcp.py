@@ -13,7 +13,7 @@ from rich.markup import escape
 from app.cli.config import settings
 from app.client.render import console
 from app.mcp import install as setup
-from app.mcp import install_codex
+from app.mcp import install_codex, install_gemini
 from memoria_hook_client.environment import ENV_API_KEY
 
 _SCOPES = get_args(setup.Scope)
@@ -42,15 +42,17 @@ _file_option = click.option(
 
 _agent_option = click.option(
     "--agent",
-    type=click.Choice(["claude-code", "codex"]),
+    type=click.Choice(["claude-code", "codex", "gemini"]),
     default="claude-code",
     show_default=True,
-    help="The coding agent whose configuration to edit (codex: $CODEX_HOME/config.toml, user scope).",
+    help="The coding agent whose configuration to edit (codex: $CODEX_HOME/config.toml, user scope; "
+    "gemini: ~/.gemini/settings.json, or the project's .gemini/settings.json with --scope project).",
 )
 _config_dir_option = click.option(
     "--config-dir",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Codex: the config folder to edit instead of $CODEX_HOME (else ~/.codex).",
+    help="Codex: the config folder to edit instead of $CODEX_HOME (else ~/.codex); Gemini CLI: the folder "
+    "whose settings.json to edit.",
 )
 
 
@@ -77,6 +79,33 @@ def _scope(scope: str) -> setup.Scope:
     return cast(setup.Scope, scope)
 
 
+def _gemini_file(scope: str, project_dir: Path | None, config_dir: Path | None) -> Path:
+    chosen: install_gemini.Scope = "project" if scope == "project" else "user"
+    return install_gemini.settings_file(chosen, project_dir or Path.cwd(), config_dir)
+
+
+def _gemini_install(url: str, namespace: str | None, approve_tools: bool, path: Path) -> None:
+    """`memoria mcp install --agent gemini`: the server in Gemini CLI's settings.json."""
+    try:
+        changed = install_gemini.install_server(path, url, namespace, approve_tools)
+    except setup.ConfigFileError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"{'installed' if changed else 'already installed'}: MCP server memoria in {path}", err=True)
+    note = (
+        f"Gemini CLI sends the key from ${ENV_API_KEY} (it reads no key file): "
+        "start it with that variable set"
+    )
+    if not os.environ.get(ENV_API_KEY):
+        note += " (it is not set in this shell: the tools would be unreachable)"
+    click.echo(note + ".", err=True)
+    if not approve_tools:
+        click.echo(
+            "Headless runs (gemini -p) cannot confirm tool calls: add --approve-tools to trust Memoria's "
+            "server, so Gemini CLI calls its tools without asking.",
+            err=True,
+        )
+
+
 def _where(scope: str, project_dir: Path | None, config_file: Path | None) -> tuple[Path, tuple[str, ...]]:
     project = project_dir or Path.cwd()
     chosen = _scope(scope)
@@ -98,7 +127,8 @@ def _where(scope: str, project_dir: Path | None, config_file: Path | None) -> tu
 @click.option(
     "--approve-tools",
     is_flag=True,
-    help="Codex: let it call Memoria's tools without asking (headless `codex exec` refuses them otherwise).",
+    help="Codex, Gemini CLI: let it call Memoria's tools without asking (headless `codex exec` and "
+    "`gemini -p` refuse them otherwise).",
 )
 @_config_dir_option
 @click.option(
@@ -128,6 +158,11 @@ def mcp_install(
         if scope == "project":
             raise click.UsageError("--agent codex installs in user scope ($CODEX_HOME/config.toml) only")
         _codex_install(url or client.url, namespace, approve_tools, config_dir)
+        return
+    if agent == "gemini":
+        _gemini_install(
+            url or client.url, namespace, approve_tools, _gemini_file(scope, project_dir, config_dir)
+        )
         return
     project = project_dir or Path.cwd()
     if namespace is None and scope != "user":
@@ -194,6 +229,17 @@ def mcp_uninstall(
         try:
             path, removed = install_codex.uninstall(config_dir)
         except install_codex.CodexConfigError as exc:
+            raise click.ClickException(str(exc)) from exc
+        click.echo(
+            f"{'removed the' if removed else 'no'} MCP server memoria {'from' if removed else 'in'} {path}",
+            err=True,
+        )
+        return
+    if agent == "gemini":
+        path = _gemini_file(scope, project_dir, config_dir)
+        try:
+            removed = install_gemini.uninstall_server(path)
+        except setup.ConfigFileError as exc:
             raise click.ClickException(str(exc)) from exc
         click.echo(
             f"{'removed the' if removed else 'no'} MCP server memoria {'from' if removed else 'in'} {path}",

@@ -66,7 +66,16 @@ CODEX = Host(
     max_context_bytes=9_600,
 )
 
-HOSTS: dict[str, Host] = {host.name: host for host in (CLAUDE_CODE, CODEX)}
+GEMINI = Host(
+    name="gemini",
+    label="Gemini CLI",
+    # Gemini CLI documents no limit on a hook's additionalContext; it adds the text to the prompt's
+    # turn (SessionStart's to the first prompt), so it is held to Claude Code's bound.
+    max_context_chars=9_000,
+    prompt_event="BeforeAgent",
+)
+
+HOSTS: dict[str, Host] = {host.name: host for host in (CLAUDE_CODE, CODEX, GEMINI)}
 """Every host, by name: one set of hook routes and one capture route each."""
 
 

@@ -215,12 +215,12 @@ def _memoria_hooks_in(groups: Any) -> list[dict[str, Any]]:
     ]
 
 
-def installed(settings: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """Memoria's hooks in `settings`, per event (events without any left out)."""
+def installed(settings: Mapping[str, Any], events: Sequence[str] = EVENTS) -> dict[str, list[dict[str, Any]]]:
+    """Memoria's hooks in `settings`, per event of `events` (events without any left out)."""
     hooks = settings.get("hooks")
     if not isinstance(hooks, dict):
         return {}
-    found = {event: _memoria_hooks_in(hooks.get(event)) for event in EVENTS}
+    found = {event: _memoria_hooks_in(hooks.get(event)) for event in events}
     return {event: entries for event, entries in found.items() if entries}
 
 
@@ -237,14 +237,15 @@ def _without_ours(groups: list[Any]) -> list[Any]:
     return kept_groups
 
 
-def without_memoria(settings: dict[str, Any]) -> dict[str, Any]:
-    """`settings` minus Memoria's hooks; groups, events and `hooks` go only if we emptied them."""
+def without_memoria(settings: dict[str, Any], events: Sequence[str] = EVENTS) -> dict[str, Any]:
+    """`settings` minus Memoria's hooks on `events` (Claude Code's, unless another agent's that
+    shares the file shape); groups, events and `hooks` go only if we emptied them."""
     result = copy.deepcopy(settings)
     hooks = result.get("hooks")
     if not isinstance(hooks, dict):
         return result
     emptied = False
-    for event in EVENTS:
+    for event in events:
         groups = hooks.get(event)
         if not isinstance(groups, list) or not _memoria_hooks_in(groups):
             continue
@@ -259,14 +260,16 @@ def without_memoria(settings: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def with_memoria(settings: dict[str, Any], plan: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
-    """`settings` with exactly `plan`'s hooks as Memoria's: an event already holding just the
-    planned hook is left as it is (no reordering), others lose ours and get the planned one."""
+def with_memoria(
+    settings: dict[str, Any], plan: Mapping[str, dict[str, Any]], events: Sequence[str] = EVENTS
+) -> dict[str, Any]:
+    """`settings` with exactly `plan`'s hooks as Memoria's on `events`: an event already holding
+    just the planned hook is left as it is (no reordering), others lose ours and get the planned one."""
     result = copy.deepcopy(settings)
     hooks = result.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise SettingsFileError('"hooks" is not an object')
-    for event in EVENTS:
+    for event in events:
         groups = hooks.get(event)
         if groups is not None and not isinstance(groups, list):
             raise SettingsFileError(f'"hooks.{event}" is not a list')
@@ -287,34 +290,36 @@ def with_memoria(settings: dict[str, Any], plan: Mapping[str, dict[str, Any]]) -
     return result
 
 
-def install(path: Path, plan: Mapping[str, dict[str, Any]] | dict[str, Any]) -> bool:
+def install(
+    path: Path, plan: Mapping[str, dict[str, Any]] | dict[str, Any], events: Sequence[str] = EVENTS
+) -> bool:
     """True when the file changed (False: these exact hooks were already installed). `plan` maps
     events to hooks; a single hook is the UserPromptSubmit one."""
     if "type" in plan:
         plan = {EVENT: dict(plan)}
     current, original = read_object(path)
-    updated = with_memoria(current, plan)
+    updated = with_memoria(current, plan, events)
     if updated == current:
         return False
     write_atomically(path, render_edit(updated, original))
     return True
 
 
-def uninstall(path: Path) -> bool:
+def uninstall(path: Path, events: Sequence[str] = EVENTS, folder: str = ".claude") -> bool:
     """True when a Memoria hook was removed. A file left holding `{}` is removed, and so is its
-    `.claude` directory when nothing else is in it: what an install into a fresh project created."""
+    directory (`folder`) when nothing else is in it: what an install into a fresh project created."""
     if not path.exists():
         return False
     current, original = read_object(path)
-    updated = without_memoria(current)
+    updated = without_memoria(current, events)
     if updated == current:
         return False
     if updated:
         write_atomically(path, render_edit(updated, original))
         return True
     path.unlink()
-    if path.parent.name == ".claude":
-        with contextlib.suppress(OSError):  # not empty: other files of Claude Code's or the person's
+    if path.parent.name == folder:
+        with contextlib.suppress(OSError):  # not empty: other files of the agent's or the person's
             path.parent.rmdir()
     return True
 

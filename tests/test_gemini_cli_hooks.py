@@ -1,0 +1,314 @@
+"""The real Gemini CLI (from npm) with the hooks `memoria hook install --agent gemini` writes, against a
+real `memoria serve` (embedded PostgreSQL), its model played by the fake Gemini API on 127.0.0.1.
+
+1. SessionStart: a pinned memory of the project's namespace is in the first request the model gets.
+2. Capture and recall: a session's exchange (with a `read_file` call on the way) is captured from
+   Gemini CLI's session file (AfterAgent / SessionEnd -> spool -> `/v1/capture/gemini`) as an
+   episode whose source is `gemini`, and the NEXT session's prompt gets it through BeforeAgent.
+3. Server stopped: `gemini -p` prints what it prints with no hooks installed, the exchange waits in
+   the spool, and once the server is back `memoria capture flush` stores it once.
+
+How Gemini CLI 0.61.0 hands hook context to the model in `gemini -p` (read off the requests it
+sent the fake): SessionStart's as `<hook_context>…</hook_context>` in front of the prompt's text,
+BeforeAgent's as a text part of its own after it, both in the prompt's user turn. The hooks are
+installed in user scope (`~/.gemini/settings.json` of the test's HOME, which already holds the
+person's own settings); `MEMORIA_CLIENT__CAPTURE_FLUSH=inline` makes capture deterministic. Every
+wait is bounded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+import memoria_bench.serve as serve_module
+from memoria_bench.serve import ServedApi, served_api
+from tests.fakes.gemini_api import FakeGemini, FunctionCall, Reply, Text
+from tests.gemini_cli import (
+    GEMINI_TIMEOUT_S,
+    USER_SETTINGS,
+    gemini_argv,
+    gemini_binary,
+    gemini_env,
+    without_noise,
+    write_user_settings,
+)
+from tests.test_claude_code_mcp import MEMORIA
+
+pytestmark = pytest.mark.e2e
+
+PINNED_FACT = "Pinned: the quokka-9 project ships every release from the release-train branch only."
+FIRST_PROMPT = "Which port does the walrus gateway of quokka-9 listen on? Check the repo first."
+FIRST_REPLY = "The walrus gateway listens on port 7341 behind the amber proxy; see gateway.toml."
+SECOND_PROMPT = "Remind me which port the walrus gateway listens on."
+OFFLINE_PROMPT = "Note for later: the narwhal cache of quokka-9 is flushed every Tuesday at noon."
+OFFLINE_REPLY = "Noted: the narwhal cache is flushed every Tuesday at noon."
+CAPTURE_WAIT_S = 45
+HOOK_EVENTS = {"SessionStart", "BeforeAgent", "AfterAgent", "PreCompress", "SessionEnd"}
+_HOOK_CONTEXT = re.compile(r"<hook_context>(.*?)</hook_context>", re.DOTALL)
+
+
+def script(body: dict[str, Any]) -> Reply:
+    """For FIRST_PROMPT one `read_file` of gateway.toml, then FIRST_REPLY; text otherwise."""
+    asked = json.dumps(body.get("contents", []))
+    if FIRST_PROMPT in asked:
+        if "functionResponse" not in asked:
+            return FunctionCall("read_file", {"file_path": "gateway.toml"})
+        return Text(FIRST_REPLY)
+    if OFFLINE_PROMPT in asked:
+        return Text(OFFLINE_REPLY)
+    return Text("Done.")
+
+
+@pytest.fixture
+def fake_model() -> Iterator[FakeGemini]:
+    fake = FakeGemini(script).start()
+    yield fake
+    fake.stop()
+
+
+@dataclass
+class Project:
+    """A git repository, a HOME (with the person's Gemini CLI settings) and a client state folder."""
+
+    repo: Path
+    home: Path
+    state: Path
+    hook_log: Path
+    data_dir: Path
+
+    @property
+    def namespace(self) -> str:
+        return f"repo:{self.repo.name}"
+
+    @property
+    def settings(self) -> Path:
+        return self.home / ".gemini" / "settings.json"
+
+    def client_env(self, base: str, key: str) -> dict[str, str]:
+        keep = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORIA_", "XDG_"))}
+        return keep | {
+            "HOME": str(self.home),
+            "MEMORIA_CLIENT__URL": base,
+            "MEMORIA_CLIENT__API_KEY": key,
+            "MEMORIA_CLIENT__HOOK_LOG": str(self.hook_log),
+        }
+
+    def gemini_env(self, base: str, key: str, fake: FakeGemini) -> dict[str, str]:
+        env = self.client_env(base, key) | {"MEMORIA_CLIENT__CAPTURE_FLUSH": "inline"}
+        return gemini_env(env, self.home, fake.url)
+
+    def log(self) -> str:
+        return self.hook_log.read_text()[-4000:] if self.hook_log.is_file() else "(no hook log)"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    repo = tmp_path / "quokka-9"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=30)
+    (repo / "gateway.toml").write_text("[walrus]\nport = 7341\n")
+    home = tmp_path / "home"
+    write_user_settings(home)
+    state = home / ".local" / "state" / "memoria"
+    return Project(repo, home, state, tmp_path / "hook.log", tmp_path / "pgdata")
+
+
+async def _run(
+    argv: list[str], cwd: Path, env: dict[str, str], limit_s: float
+) -> subprocess.CompletedProcess[str]:
+    """Run a command in a worker thread, so the server's output keeps being read meanwhile."""
+    return await asyncio.to_thread(
+        subprocess.run, argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=limit_s, check=False
+    )
+
+
+def _shown(run: subprocess.CompletedProcess[str], project: Project) -> str:
+    return (
+        f"exit {run.returncode}\nstdout:\n{run.stdout[-3000:]}\nstderr:\n{run.stderr[-3000:]}\n"
+        f"hook log:\n{project.log()}"
+    )
+
+
+async def _create_key(project: Project) -> str:
+    env = {**os.environ, "MEMORIA_DATABASE__DATA_DIR": str(project.data_dir), "HF_HUB_OFFLINE": "1"}
+    created = await _run(
+        [MEMORIA, "keys", "create", "--user", "gem", "--create-user"], project.repo, env, 120
+    )
+    assert created.returncode == 0, created.stderr
+    return created.stdout.strip()
+
+
+async def _install_hooks(project: Project, base: str, key: str) -> None:
+    """`memoria hook install --agent gemini` into the person's own ~/.gemini/settings.json."""
+    installed = await _run(
+        [MEMORIA, "hook", "install", "--agent", "gemini", "--namespace", project.namespace],
+        project.repo,
+        project.client_env(base, key),
+        120,
+    )
+    assert installed.returncode == 0, f"{installed.stdout}\n{installed.stderr}"
+    settings: dict[str, Any] = json.loads(project.settings.read_text())
+    assert set(settings.get("hooks", {})) >= HOOK_EVENTS, json.dumps(settings, indent=1)
+    assert {k: v for k, v in settings.items() if k != "hooks"} == USER_SETTINGS
+
+
+async def _gemini(
+    gemini: str, project: Project, base: str, key: str, fake: FakeGemini, prompt: str
+) -> subprocess.CompletedProcess[str]:
+    return await _run(
+        gemini_argv(gemini, prompt), project.repo, project.gemini_env(base, key, fake), GEMINI_TIMEOUT_S
+    )
+
+
+def hook_contexts(body: dict[str, Any], prompt: str) -> tuple[str, str]:
+    """(SessionStart's context, BeforeAgent's) in the user turn that carries `prompt`: the first is
+    the `<hook_context>` in front of the prompt's own text part, the second a part of its own."""
+    start: list[str] = []
+    before_agent: list[str] = []
+    for content in body.get("contents", []):
+        parts = [part.get("text", "") for part in content.get("parts", []) if isinstance(part, dict)]
+        if content.get("role") != "user" or not any(prompt in text for text in parts):
+            continue
+        for text in parts:
+            found = _HOOK_CONTEXT.findall(text)
+            (start if prompt in text else before_agent).extend(found)
+    return "\n".join(start), "\n".join(before_agent)
+
+
+def _asked(fake: FakeGemini, prompt: str, since: int = 0) -> list[dict[str, Any]]:
+    """The model's turns (after the first `since`) whose request carries `prompt`."""
+    return [body for body in fake.generations()[since:] if prompt in json.dumps(body.get("contents", []))]
+
+
+async def _episodes(base: str, key: str, namespace: str) -> list[dict[str, Any]]:
+    async with httpx.AsyncClient(base_url=base, timeout=30) as http:
+        page = await http.get(
+            "/v1/memories",
+            params={"namespace": namespace, "kind": "episode", "limit": 100},
+            headers={"Authorization": f"Bearer {key}"},
+        )
+    assert page.status_code == 200, page.text
+    items: list[dict[str, Any]] = page.json()["items"]
+    return items
+
+
+async def _wait_for_episode(base: str, key: str, project: Project, text: str) -> dict[str, Any]:
+    """The episode holding `text`, waited for at most CAPTURE_WAIT_S."""
+    deadline = time.monotonic() + CAPTURE_WAIT_S
+    seen: list[dict[str, Any]] = []
+    while time.monotonic() < deadline:
+        seen = await _episodes(base, key, project.namespace)
+        matching = [item for item in seen if text in item["content"]]
+        if matching:
+            return matching[0]
+        await asyncio.sleep(0.5)
+    raise AssertionError(
+        f"no episode with {text!r} after {CAPTURE_WAIT_S} s; episodes: {[i['content'][:200] for i in seen]}"
+        f"\nspool: {_spool_text(project)}\nhook log:\n{project.log()}"
+    )
+
+
+def _spool_text(project: Project) -> str:
+    spool = project.state / "spool.json"
+    return spool.read_text() if spool.is_file() else ""
+
+
+async def _store_pinned(api: ServedApi, key: str, project: Project) -> None:
+    async with httpx.AsyncClient(base_url=api.base, timeout=60) as http:
+        stored = await http.post(
+            "/v1/memories",
+            json={"content": PINNED_FACT, "namespace": project.namespace, "pinned": True},
+            headers={"Authorization": f"Bearer {key}"},
+        )
+    assert stored.status_code == 201, stored.text
+
+
+async def test_session_start_context_and_a_captured_exchange_reach_the_next_gemini_session(
+    project: Project, fake_model: FakeGemini
+) -> None:
+    gemini = await asyncio.to_thread(gemini_binary)
+    async with served_api({"MEMORIA_DATABASE__DATA_DIR": str(project.data_dir)}) as api:
+        key = await _create_key(project)
+        await _store_pinned(api, key, project)
+        await _install_hooks(project, api.base, key)
+
+        first = await _gemini(gemini, project, api.base, key, fake_model, FIRST_PROMPT)
+        asked = _asked(fake_model, FIRST_PROMPT)
+        assert asked, f"the first session never asked the model\n{_shown(first, project)}"
+        started, _ = hook_contexts(asked[0], FIRST_PROMPT)
+        assert PINNED_FACT in started, (
+            f"SessionStart did not bring the pinned memory to the first request\n{_shown(first, project)}"
+        )
+        assert (first.returncode, first.stdout.strip()) == (0, FIRST_REPLY), _shown(first, project)
+
+        episode = await _wait_for_episode(api.base, key, project, FIRST_REPLY)
+        assert FIRST_PROMPT in episode["content"]
+        assert PINNED_FACT not in episode["content"], "the injected context was captured as the prompt"
+        assert (episode["kind"], episode["source"]) == ("episode", "gemini")
+
+        before = len(fake_model.generations())
+        second = await _gemini(gemini, project, api.base, key, fake_model, SECOND_PROMPT)
+        asked_then = _asked(fake_model, SECOND_PROMPT, before)
+        assert asked_then, f"the second session never asked the model\n{_shown(second, project)}"
+        # the prompt's recall brings it (a new session starts with no other sessions' episodes)
+        started, recalled = hook_contexts(asked_then[0], SECOND_PROMPT)
+        assert ("7341" in started, "7341" in recalled) == (False, True), (
+            f"the captured exchange did not reach the next session once: {started[:1500]!r}, "
+            f"{recalled[:1500]!r}\n" + _shown(second, project)
+        )
+        assert second.returncode == 0, _shown(second, project)
+
+
+async def test_with_the_server_stopped_gemini_prints_nothing_extra_and_the_spool_is_stored_once_later(
+    project: Project, fake_model: FakeGemini, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gemini = await asyncio.to_thread(gemini_binary)
+    server_env = {"MEMORIA_DATABASE__DATA_DIR": str(project.data_dir)}
+    async with served_api(server_env) as api:
+        base = api.base
+        key = await _create_key(project)
+        baseline = await _gemini(gemini, project, base, key, fake_model, OFFLINE_PROMPT)
+        assert baseline.returncode == 0, _shown(baseline, project)
+        await _install_hooks(project, base, key)
+
+    # the server is stopped: the hooks find nothing at `base`
+    offline = await _gemini(gemini, project, base, key, fake_model, OFFLINE_PROMPT)
+    assert (offline.returncode, offline.stdout, without_noise(offline.stderr)) == (
+        baseline.returncode,
+        baseline.stdout,
+        without_noise(baseline.stderr),
+    ), "with hooks and the server stopped, the output differs from no hooks at all\n" + _shown(
+        offline, project
+    )
+    assert OFFLINE_REPLY in _spool_text(project), (
+        f"the exchange is not in the spool\nhook log:\n{project.log()}"
+    )
+
+    # back on the same address, so the installed hooks (and the spooled batches) find it
+    port = int(base.rsplit(":", 1)[1])
+    monkeypatch.setattr(serve_module, "free_port", lambda: port)
+    async with served_api(server_env) as api:
+        assert api.base == base
+        env = project.client_env(base, key)
+        for _ in range(2):
+            flushed = await _run([MEMORIA, "capture", "flush"], project.repo, env, 120)
+            assert flushed.returncode == 0, _shown(flushed, project)
+        episodes = [
+            item for item in await _episodes(base, key, project.namespace) if OFFLINE_REPLY in item["content"]
+        ]
+        assert len(episodes) == 1, f"{episodes}\nhook log:\n{project.log()}"
+        assert OFFLINE_PROMPT in episodes[0]["content"]
+        assert episodes[0]["source"] == "gemini"
+        assert OFFLINE_REPLY not in _spool_text(project), "the flushed exchange is still in the spool"
