@@ -189,6 +189,11 @@ def database_unavailable(exc: BaseException) -> str | None:
         context = exc.__cause__ or exc.__context__
         if context is not None and context is not exc:
             return database_unavailable(context)
+        # asyncpg hands a pool's connection back the moment its socket is lost, so a request that was
+        # awaiting something else (recall embeds inside its transaction) meets this on its next
+        # statement. Our own code never uses a connection after its `acquire` block.
+        if "released back to the pool" in str(exc):
+            return "the database connection was lost (InterfaceError)"
     if isinstance(exc, OSError) and _raised_in_asyncpg(exc.__traceback__):
         return f"the database is unreachable ({type(exc).__name__})"
     return None

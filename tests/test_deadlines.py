@@ -405,3 +405,22 @@ async def test_a_transaction_whose_backend_is_terminated_mid_block_is_the_databa
         await victim.close()
     assert database_unavailable(broken.value) is not None
     assert database_unavailable(asyncpg.InterfaceError("cannot call Connection.fetch(): bad")) is None
+
+
+async def test_a_pooled_connection_lost_between_two_statements_is_the_databases_failure(
+    conn: asyncpg.Connection, db_url: str
+) -> None:
+    """A request that awaits something else between two statements (recall embeds its query inside its
+    transaction) finds its connection handed back by asyncpg when the backend died meanwhile: the
+    next statement raises "released back to the pool", with no failure chained to it."""
+    db = await create_database(db_url, DatabaseSettings(url=db_url, pool_min_size=1, pool_max_size=1))
+    try:
+        async with db.write.acquire() as pooled:
+            pid = await pooled.fetchval("SELECT pg_backend_pid()")
+            await conn.execute("SELECT pg_terminate_backend($1)", pid)
+            await asyncio.sleep(0.5)  # the lost socket is noticed; the pool takes the connection back
+            with pytest.raises(asyncpg.InterfaceError, match="released back to the pool") as lost:
+                await pooled.fetchval("SELECT 1")
+    finally:
+        await asyncio.wait_for(db.close(), 10)
+    assert database_unavailable(lost.value) is not None
