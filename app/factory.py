@@ -48,7 +48,7 @@ from app.middleware import (
     security_headers,
     server_timing_header,
 )
-from app.namespaces.routes import get_namespaces
+from app.namespaces.routes import get_namespaces, rename_own_namespace
 from app.namespaces.share_routes import share_routes
 from app.observability import RequestObserver, Scrape, metrics_route
 from app.openapi import LocalSwaggerUI, OpenAPIJsonPlugin
@@ -181,6 +181,7 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
             LinkController,
             list_namespace_links,
             get_namespaces,
+            rename_own_namespace,
             get_me,
             *share_routes({SCOPE_OPT: ADMIN}),  # managing shares needs an admin key
             recall_memories,
