@@ -223,11 +223,12 @@ def cached_root_commit(git_dir: str, common: str, env: Mapping[str, str]) -> str
     if not has_commits(git_dir, common):
         return None
     root = _ask_git_root(git_dir)
-    if root is not None:
-        try:
-            write_json_atomic(path, {"git_dir": common, "inode": inode, "root": root})
-        except OSError:
-            pass  # asked again next time: slower, not wrong
+    if root is None:
+        return None
+    try:
+        write_json_atomic(path, {"git_dir": common, "inode": inode, "root": root})
+    except OSError:
+        return root  # asked again next time: slower, not wrong (contextlib costs start-up)
     return root
 
 

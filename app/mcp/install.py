@@ -13,7 +13,7 @@ would change nothing does not touch the file (no diff on re-install); an uninsta
 file empty removes it (a fresh project's `.mcp.json` goes as it came). The API key is never written:
 the `Authorization` header names `${MEMORIA_CLIENT__API_KEY}`, which Claude Code expands from its
 environment. Project and local installs carry the project's namespace (mapped prefix, else the git
-root as `repo:<name>`, computed here on the client) in the `X-Memoria-Namespace` header, so what the
+repository's project identity, computed here on the client) in the `X-Memoria-Namespace` header, so what the
 agent stores in one repository is recalled there and not elsewhere.
 """
 

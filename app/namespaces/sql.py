@@ -126,6 +126,7 @@ RENAME_NAMESPACE = """
 UPDATE namespaces SET name = $3
 WHERE user_id = $1 AND name = $2
 RETURNING
-    (SELECT count(*) FROM memories m WHERE m.namespace_id = namespaces.id AND m.deleted_at IS NULL) AS memories,
+    (SELECT count(*) FROM memories m
+     WHERE m.namespace_id = namespaces.id AND m.deleted_at IS NULL) AS memories,
     (SELECT count(*) FROM namespace_shares s WHERE s.namespace_id = namespaces.id) AS shares
 """
