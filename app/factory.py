@@ -40,6 +40,7 @@ from app.links.supersede_rule import warm_up as warm_supersede_rule
 from app.mcp.endpoint import McpEndpoint
 from app.memories import MemoryService
 from app.memories.expiry import EXPIRE_JOB, ExpiryJobs
+from app.memories.merge_routes import merge_namespace
 from app.memories.routes import MemoryController
 from app.middleware import (
     RequestDeadlineMiddleware,
@@ -182,6 +183,7 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
             list_namespace_links,
             get_namespaces,
             rename_own_namespace,
+            merge_namespace,
             get_me,
             *share_routes({SCOPE_OPT: ADMIN}),  # managing shares needs an admin key
             recall_memories,
