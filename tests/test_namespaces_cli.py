@@ -72,18 +72,27 @@ def test_migrate_project_is_a_dry_run_then_a_rename_that_rename_undoes(memoria: 
     assert f"{before[OLD] + 1}  {OLD}" in ok(run(memoria, "namespaces", "list"))
 
 
-def test_when_both_names_exist_nothing_is_renamed_and_the_merge_is_spelled_out(
-    memoria: Memoria, clone: Path
-) -> None:
-    ok(run(memoria, "remember", "Captured after the upgrade", "-n", NEW))
+def test_when_both_names_exist_migrate_project_plans_then_merges(memoria: Memoria, clone: Path) -> None:
+    ok(run(memoria, "namespaces", "rename", OLD, "repo:shop-api-before-merge"))
     try:
-        before = namespaces(memoria)
-        refused = failed(run(memoria, "namespaces", "migrate-project", "--apply", cwd=clone))
-        assert f"{NEW} exists already (1 memories" in refused
-        assert f"memoria namespaces rename {NEW} {NEW}-since-upgrade" in refused
-        assert namespaces(memoria) == before
+        ok(run(memoria, "remember", "Merge me: the staging cluster is eu-west-1", "-n", OLD))
+        ok(run(memoria, "remember", "Captured after the upgrade", "-n", NEW))
+        ok(run(memoria, "remember", "Merge me: the staging cluster is eu-west-1", "-n", NEW))
+        plan = ok(run(memoria, "namespaces", "migrate-project", cwd=clone))
+        assert plan.strip() == (
+            f"{NEW} exists already: would merge {OLD} (1 memories, 1 of them already in {NEW} (moved as "
+            "forgotten)) into it; no rename undoes a merge; run again with --apply to do it"
+        )
+        assert namespaces(memoria)[OLD] == 1
+        merged = ok(run(memoria, "namespaces", "migrate-project", "--apply", cwd=clone))
+        assert merged.strip() == (
+            f"merged {OLD} into {NEW}: 1 memories moved, 1 of them already in {NEW} (moved as forgotten)"
+        )
+        after = namespaces(memoria)
+        assert OLD not in after and after[NEW] == 2
     finally:
         ok(run(memoria, "namespaces", "rename", NEW, "scratch-after-test"))
+        ok(run(memoria, "namespaces", "rename", "repo:shop-api-before-merge", OLD))
 
 
 def test_the_namespace_map_and_a_repository_without_identity_have_nothing_to_move(

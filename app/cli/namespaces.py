@@ -1,12 +1,12 @@
-"""`memoria namespaces list | rename | migrate-project`: your namespaces, and the one-time move of a
-git repository's folder-name namespace (`repo:shop`) to its project identity's
+"""`memoria namespaces list | rename | merge | migrate-project`: your namespaces, and the one-time
+move of a git repository's folder-name namespace (`repo:shop`) to its project identity's
 (`repo:github.com/acme/shop`, see `memoria_hook_client.identity`).
 
-`migrate-project` is a rename on the server (`POST /v1/namespaces/rename`): the namespace keeps its
+`migrate-project` renames on the server (`POST /v1/namespaces/rename`): the namespace keeps its
 memories, ids, links, concept graph and shares, and `memoria namespaces rename NEW OLD` undoes it.
-It shows what it would do unless given `--apply`. It never merges: when the new name exists already
-(an agent captured there since the upgrade), it stops and prints the commands that move the few new
-memories into the renamed namespace.
+When the new name exists already (an agent captured there before the move), it merges instead
+(`POST /v1/namespaces/merge`), which no rename undoes. Either way it only says what it would do
+unless given `--apply`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from memoria_hook_client.namespace import git_root, namespace_for_cwd, project_n
 
 @click.group("namespaces")
 def namespaces() -> None:
-    """Your namespaces: list them, rename one, move a repository's old namespace to its new name.
+    """Your namespaces: list, rename, merge them; move a repository's old namespace to its new name.
 
     A git repository's namespace is `repo:` and its origin remote without scheme, credentials, port
     and `.git`, lower-cased (`repo:github.com/acme/shop`); without a remote, its root commit
@@ -56,6 +56,17 @@ def rename(namespace: str, new_name: str) -> None:
     _print_renamed(done)
 
 
+@namespaces.command("merge")
+@click.argument("namespace")
+@click.argument("into")
+@click.option("--apply", is_flag=True, help="Merge; without it, only say what would happen.")
+def merge(namespace: str, into: str, apply: bool) -> None:
+    """Move every memory of your NAMESPACE into your INTO, then delete NAMESPACE (dry run unless
+    --apply). Live memories INTO holds already are moved as forgotten; no rename undoes a merge."""
+    with Api.from_settings(settings().client) as api:
+        _merge(api, namespace, into, apply)
+
+
 @namespaces.command("migrate-project")
 @click.option(
     "--project-dir",
@@ -70,9 +81,10 @@ def rename(namespace: str, new_name: str) -> None:
     metavar="NAMESPACE",
     help="The namespace to move (default: repo:<folder name>, what the hooks used before).",
 )
-@click.option("--apply", is_flag=True, help="Rename; without it, only say what would happen.")
+@click.option("--apply", is_flag=True, help="Rename (or merge); without it, only say what would happen.")
 def migrate_project(project_dir: Path, old_name: str | None, apply: bool) -> None:
-    """Move this repository's folder-name namespace to its project identity (dry run unless --apply)."""
+    """Move this repository's folder-name namespace to its project identity: a rename, or a merge
+    when the new name exists already (dry run unless --apply)."""
     client = settings().client
     directory = str(project_dir.expanduser().absolute())
     root = git_root(directory)
@@ -102,7 +114,8 @@ def migrate_project(project_dir: Path, old_name: str | None, apply: bool) -> Non
             )
             return
         if new_name in counts:
-            raise click.ClickException(_both_exist(old_name, new_name, counts[new_name]))
+            _merge(api, old_name, new_name, apply)
+            return
         if not apply:
             out.print(
                 escape(
@@ -134,16 +147,19 @@ def _print_renamed(done: dict[str, object]) -> None:
     )
 
 
-def _both_exist(old_name: str, new_name: str, new_count: int) -> str:
-    """Why nothing was renamed, and the commands that merge by hand: set the new namespace (what
-    was captured since the upgrade) aside, rename the old one, then copy the set-aside memories in."""
-    aside = f"{new_name}-since-upgrade"[:200]
-    return (
-        f"{new_name} exists already ({new_count} memories, stored since the namespace rule changed), "
-        f"so {old_name} cannot be renamed to it (a rename never merges). To merge by hand:\n"
-        f"  memoria namespaces rename {new_name} {aside}\n"
-        f"  memoria namespaces migrate-project --apply\n"
-        f"  memoria export -n {aside} --include-sensitive -o since-upgrade.jsonl\n"
-        f"  memoria import since-upgrade.jsonl -n {new_name}\n"
-        f"then forget what is left in {aside} (`memoria list -n {aside}`)."
-    )
+def _merge(api: Api, namespace: str, into: str, apply: bool) -> None:
+    """Merge (or, without `apply`, say what a merge would do) and print the outcome."""
+    body = {"namespace": namespace, "into": into, "apply": apply}
+    done = api.json("POST", "/v1/namespaces/merge", json=body)
+    moved, copies = done["memories"], done["duplicates"]
+    already = f", {copies} of them already in {into} (moved as forgotten)" if copies else ""
+    shares = f"; its {done['shares']} share(s) carried over" if done["shares"] else ""
+    if not done["applied"]:
+        console().print(
+            escape(
+                f"{into} exists already: would merge {namespace} ({moved} memories{already}) into it"
+                f"{shares}; no rename undoes a merge; run again with --apply to do it"
+            )
+        )
+        return
+    console().print(escape(f"merged {namespace} into {into}: {moved} memories moved{already}{shares}"))

@@ -3,9 +3,10 @@ project identity's (`repo:github.com/acme/shop`, see `memoria namespaces migrate
 
 A rename moves nothing: the namespace keeps its id, so its memories (with their ids), links, concept
 graph and shares stay as they are, in one statement, and renaming back undoes it. It never merges:
-when the new name is taken, the answer is 409 and nothing changes, because merging two namespaces
-would have to settle duplicate memories, links across them and two concept graphs. A namespace
-shared with others is renamed for them too (their address `@owner/name` follows the new name).
+when the new name is taken, the answer is 409 and nothing changes; merging two namespaces settles
+duplicate memories and two concept graphs, which is the memory domain's work (app/memories/merge.py).
+A namespace shared with others is renamed for them too (their address `@owner/name` follows the new
+name).
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ async def rename_namespace(conn: asyncpg.Connection, user_id: int, name: str, ne
             raise NotFound(f"namespace {name!r} not found")
         if await conn.fetchval(sql.OWN_NAMESPACE_ID, user_id, new_name) is not None:
             raise NamespaceTaken(
-                f"namespace {new_name!r} exists already: a rename never merges two namespaces",
+                f"namespace {new_name!r} exists already: a rename never merges two namespaces "
+                "(POST /v1/namespaces/merge does)",
                 namespace=new_name,
             )
         row = await conn.fetchrow(sql.RENAME_NAMESPACE, user_id, name, new_name)
