@@ -17,7 +17,7 @@ from app.memories.service import MemoryService
 from app.namespaces.share_routes import NAMESPACE
 
 
-class MergeIn(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+class NamespaceMergeIn(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     namespace: Annotated[str, msgspec.Meta(**NAMESPACE, description="The namespace to merge away")]
     into: Annotated[str, msgspec.Meta(**NAMESPACE, description="The namespace that receives its memories")]
     apply: bool = False
@@ -47,7 +47,9 @@ class MergedNamespace(msgspec.Struct, kw_only=True):
     },
 )
 async def merge_namespace(
-    request: Request[Any, Any, Any], memories: NamedDependency[MemoryService], data: JSONBody[MergeIn]
+    request: Request[Any, Any, Any],
+    memories: NamedDependency[MemoryService],
+    data: JSONBody[NamespaceMergeIn],
 ) -> MergedNamespace:
     done = await merge_namespaces(
         memories.writes, request.user.id, data.namespace, data.into, apply=data.apply

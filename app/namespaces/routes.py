@@ -28,7 +28,7 @@ async def get_namespaces(request: Request[Any, Any, Any], state: State) -> list[
     return [NamespaceInfo(name=r["name"], memories=r["memories"]) for r in rows]
 
 
-class RenameIn(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+class NamespaceRenameIn(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     namespace: Annotated[str, msgspec.Meta(**NAMESPACE, description="One of your namespaces")]
     new_name: Annotated[str, msgspec.Meta(**NAMESPACE, description="Its new name, not one of yours yet")]
 
@@ -54,7 +54,7 @@ class RenamedNamespace(msgspec.Struct, kw_only=True):
     },
 )
 async def rename_own_namespace(
-    request: Request[Any, Any, Any], state: State, data: JSONBody[RenameIn]
+    request: Request[Any, Any, Any], state: State, data: JSONBody[NamespaceRenameIn]
 ) -> RenamedNamespace:
     async with state.db.write.acquire() as conn:
         done = await rename_namespace(conn, request.user.id, data.namespace, data.new_name)
