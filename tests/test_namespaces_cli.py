@@ -4,6 +4,7 @@ remember` use there afterwards is the moved namespace, and renaming back undoes 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 from click.testing import Result
 
 from tests.test_client_cli import ok, run
-from tests.test_hook_command import Memoria, start_memoria
+from tests.test_hook_command import Memoria, event, run_hook, start_memoria
 from tests.test_project_identity import checkout
 
 pytestmark = pytest.mark.e2e
@@ -22,8 +23,10 @@ OLD, NEW = "repo:shop-api", "repo:github.com/acme/shop-api"
 
 @pytest.fixture(scope="module")
 def memoria(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memoria]:
-    """Two memories in `repo:shop-api`, as the hooks named the repository before identities."""
-    with start_memoria(tmp_path_factory.mktemp("namespaces-cli")) as running:
+    """Two memories in `repo:shop-api`, as the hooks named the repository before identities (a
+    roomy hook budget and no relevance floor: the hook's answer shows which namespace it read)."""
+    hooks = {"MEMORIA_HOOKS__BUDGET_MS": "5000", "MEMORIA_HOOKS__MIN_SIMILARITY": "-1"}
+    with start_memoria(tmp_path_factory.mktemp("namespaces-cli"), **hooks) as running:
         yield running
 
 
@@ -31,7 +34,9 @@ def memoria(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memoria]:
 def clone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A clone of github.com/acme/shop-api in a folder called shop-api, with the client's own state."""
     monkeypatch.setenv("MEMORIA_CLIENT__STATE_DIR", str(tmp_path / "state"))
-    return checkout(tmp_path / "shop-api", "git@github.com:Acme/shop-api.git")
+    repo = checkout(tmp_path / "shop-api", "git@github.com:Acme/shop-api.git")
+    (repo / "src").mkdir()
+    return repo
 
 
 def namespaces(memoria: Memoria) -> dict[str, int]:
@@ -63,6 +68,15 @@ def test_migrate_project_is_a_dry_run_then_a_rename_that_rename_undoes(memoria: 
     assert namespaces(memoria) == {NEW: before[OLD]}
     remembered = ok(run(memoria, "remember", "Releases are tagged vX.Y.Z", cwd=clone))
     assert f"in {NEW}" in remembered  # what you remember here lands in the moved namespace
+    hooked = run_hook(
+        clone,
+        event("How do we deploy the service to production?", clone / "src"),
+        url=memoria.url,
+        key=memoria.key,
+        extra_env={"MEMORIA_CLIENT__STATE_DIR": os.environ["MEMORIA_CLIENT__STATE_DIR"]},
+    )
+    context = hooked.answer()["hookSpecificOutput"]["additionalContext"]
+    assert f"namespace {NEW}" in context and "We deploy with Terraform" in context  # the hook too
     again = ok(run(memoria, "namespaces", "migrate-project", cwd=clone))
     assert again.strip() == f"you have no namespace {OLD}: nothing to move; this repository uses {NEW}"
 
