@@ -94,6 +94,14 @@ def project_identity(root: str, env: Mapping[str, str]) -> str | None:
     return f"{ROOT_PREFIX}{root_commit[:ROOT_DIGITS]}" if root_commit else None
 
 
+def root_identity(root: str, env: Mapping[str, str]) -> str | None:
+    """`root-<12 hex>` of the checkout at `root` whether or not it has a remote (what it was named
+    before one was added), None without commits."""
+    dirs = git_dirs(root)
+    root_commit = cached_root_commit(*dirs, env) if dirs else None
+    return f"{ROOT_PREFIX}{root_commit[:ROOT_DIGITS]}" if root_commit else None
+
+
 def origin_url(config: str) -> str | None:
     """The first `url` of `[remote "origin"]` in git config text (what `git fetch` uses), else None.
 

@@ -25,7 +25,7 @@ import json
 import os
 import re
 
-from memoria_hook_client.identity import project_identity
+from memoria_hook_client.identity import project_identity, root_identity
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -51,6 +51,16 @@ def project_namespace(root: str, env: Mapping[str, str] | None = None) -> str | 
     the state directory caching root commits (default: this process's environment)."""
     identity = project_identity(root, os.environ if env is None else env)
     return f"{REPO_PREFIX}{identity}" if identity else repo_namespace(root)
+
+
+def former_namespaces(root: str, env: Mapping[str, str] | None = None) -> list[str]:
+    """The names the checkout at `root` had before its `project_namespace`, newest rule last: its
+    folder name (every repository's before project identities) and, when a remote names it now,
+    its root commit's (before the remote was added)."""
+    current = project_namespace(root, env)
+    root_commit = root_identity(root, os.environ if env is None else env)
+    names = [repo_namespace(root), f"{REPO_PREFIX}{root_commit}" if root_commit else None]
+    return [name for name in dict.fromkeys(names) if name and name != current]
 
 
 def git_root(cwd: str) -> str | None:

@@ -14,7 +14,7 @@ from click.testing import Result
 
 from tests.test_client_cli import ok, run
 from tests.test_hook_command import Memoria, event, run_hook, start_memoria
-from tests.test_project_identity import checkout
+from tests.test_project_identity import checkout, git
 
 pytestmark = pytest.mark.e2e
 
@@ -78,7 +78,8 @@ def test_migrate_project_is_a_dry_run_then_a_rename_that_rename_undoes(memoria: 
     context = hooked.answer()["hookSpecificOutput"]["additionalContext"]
     assert f"namespace {NEW}" in context and "We deploy with Terraform" in context  # the hook too
     again = ok(run(memoria, "namespaces", "migrate-project", cwd=clone))
-    assert again.strip() == f"you have no namespace {OLD}: nothing to move; this repository uses {NEW}"
+    assert again.startswith(f"you have no namespace {OLD} or repo:root-")
+    assert again.strip().endswith(f": nothing to move; this repository uses {NEW}")
 
     undone = ok(run(memoria, "namespaces", "rename", NEW, OLD))
     assert undone.startswith(f"renamed {NEW} to {OLD} ({before[OLD] + 1} memories)")
@@ -126,3 +127,16 @@ def test_the_namespace_map_and_a_repository_without_identity_have_nothing_to_mov
     assert "is not inside a git repository" in failed(
         run(memoria, "namespaces", "migrate-project", cwd=tmp_path)
     )
+
+
+def test_a_remote_added_later_moves_the_root_commit_namespace(
+    memoria: Memoria, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMORIA_CLIENT__STATE_DIR", str(tmp_path / "state"))
+    repo = checkout(tmp_path / "tool")
+    before = ok(run(memoria, "remember", "The tool's config lives in tool.toml", cwd=repo))
+    root_name = before.split(" in ")[1].strip()
+    assert root_name.startswith("repo:root-")
+    git("remote", "add", "origin", "https://github.com/acme/tool.git", cwd=repo)
+    moved = ok(run(memoria, "namespaces", "migrate-project", "--apply", cwd=repo))
+    assert moved.startswith(f"renamed {root_name} to repo:github.com/acme/tool (1 memories)")

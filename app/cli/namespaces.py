@@ -19,7 +19,7 @@ from rich.markup import escape
 from app.cli.config import settings
 from app.client.api import Api
 from app.client.render import console, print_json
-from memoria_hook_client.namespace import git_root, namespace_for_cwd, project_namespace, repo_namespace
+from memoria_hook_client.namespace import former_namespaces, git_root, namespace_for_cwd, project_namespace
 
 
 @click.group("namespaces")
@@ -79,7 +79,8 @@ def merge(namespace: str, into: str, apply: bool) -> None:
     "--from",
     "old_name",
     metavar="NAMESPACE",
-    help="The namespace to move (default: repo:<folder name>, what the hooks used before).",
+    help="The namespace to move (default: repo:<folder name>, what the hooks used before, and "
+    "repo:root-<commit> when a remote was added since).",
 )
 @click.option("--apply", is_flag=True, help="Rename (or merge); without it, only say what would happen.")
 def migrate_project(project_dir: Path, old_name: str | None, apply: bool) -> None:
@@ -102,17 +103,24 @@ def migrate_project(project_dir: Path, old_name: str | None, apply: bool) -> Non
             )
         )
         return
-    old_name = old_name or repo_namespace(root)
-    if old_name is None or old_name == new_name:
+    former = [name for name in ([old_name] if old_name else former_namespaces(root)) if name != new_name]
+    if not former:
         out.print(escape(f"this repository has no remote or commit to name it by: it keeps {new_name}"))
         return
     with Api.from_settings(client) as api:
         counts = {ns["name"]: ns["memories"] for ns in api.json("GET", "/v1/namespaces")}
-        if old_name not in counts:
+        found = [name for name in former if name in counts]
+        if not found:
             out.print(
-                escape(f"you have no namespace {old_name}: nothing to move; this repository uses {new_name}")
+                escape(
+                    f"you have no namespace {' or '.join(former)}: nothing to move; "
+                    f"this repository uses {new_name}"
+                )
             )
             return
+        old_name, *others = found
+        if others:
+            out.print(escape(f"also found {', '.join(others)}: run this again afterwards to move it too"))
         if new_name in counts:
             _merge(api, old_name, new_name, apply)
             return
