@@ -17,9 +17,21 @@ import sys
 HOOK_SUBCOMMANDS = ("user-prompt-submit", "session-start", "capture", "flush")
 
 
+def hook_subcommand(argv: list[str]) -> str | None:
+    """The hook subcommand of `memoria hook [--agent NAME] <sub> …`, None for any other command."""
+    if len(argv) < 2 or argv[0] != "hook":
+        return None
+    words = argv[1:]
+    if words[0] == "--agent":
+        words = words[2:]
+    elif words[0].startswith("--agent="):
+        words = words[1:]
+    return words[0] if words and words[0] in HOOK_SUBCOMMANDS else None
+
+
 def main() -> None:
     argv = sys.argv[1:]
-    if len(argv) >= 2 and argv[0] == "hook" and argv[1] in HOOK_SUBCOMMANDS:
+    if hook_subcommand(argv) is not None:
         from memoria_hook_client.command import main as hook_main
 
         code = hook_main(argv[1:])

@@ -180,8 +180,15 @@ def database_unavailable(exc: BaseException) -> str | None:
         # came, the socket's end not yet): "cannot switch to state 15" on the next BEGIN. The pool
         # terminates such a connection (app/db/pool.py), so a retry gets a new one.
         return f"the database connection broke ({type(exc).__name__})"
-    if isinstance(exc, asyncpg.InterfaceError) and "pool is closing" in str(exc):
-        return "the service is shutting down"
+    if isinstance(exc, asyncpg.InterfaceError):
+        if "pool is closing" in str(exc):
+            return "the service is shutting down"
+        # raised while a connection failure was being handled: asyncpg's `Transaction.__aexit__`
+        # ("the underlying connection is closed") or a released connection's own check, in place of
+        # the failure itself. The failure decides.
+        context = exc.__cause__ or exc.__context__
+        if context is not None and context is not exc:
+            return database_unavailable(context)
     if isinstance(exc, OSError) and _raised_in_asyncpg(exc.__traceback__):
         return f"the database is unreachable ({type(exc).__name__})"
     return None

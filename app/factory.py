@@ -17,7 +17,7 @@ from app.auth import ApiKeyMiddleware
 from app.auth.gate import Gate
 from app.auth.routes import get_me
 from app.auth.scopes import ADMIN, SCOPE_OPT
-from app.capture.routes import capture_claude_code
+from app.capture.routes import capture_route
 from app.capture.service import CaptureService
 from app.core.metrics import Metrics
 from app.db import create_database, head_revision
@@ -30,7 +30,8 @@ from app.errors import EXCEPTION_HANDLERS
 from app.graph import INDEX_JOB, GraphIndexer
 from app.graph.routes import GraphController
 from app.health import healthz, readyz
-from app.hooks.routes import hook_router
+from app.hooks.hosts import HOSTS
+from app.hooks.routes import hook_routers
 from app.http import TYPE_DECODERS, ApiRequest, before_request
 from app.jobs import JobWorker
 from app.links import LinkService
@@ -187,9 +188,10 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
             get_me,
             *share_routes({SCOPE_OPT: ADMIN}),  # managing shares needs an admin key
             recall_memories,
-            capture_claude_code,
+            *[capture_route(host.name, host.label) for host in HOSTS.values()],
             GraphController,
-            hook_router(settings.hooks, settings.server.max_body_bytes),  # user-prompt-submit, session-start
+            # per host: user-prompt-submit, session-start
+            *hook_routers(settings.hooks, settings.server.max_body_bytes),
         ],
         middleware=[DefineMiddleware(ApiKeyMiddleware)],
         security=[{"apiKey": []}],

@@ -21,6 +21,7 @@ import httpx
 
 from app.core.net import free_port
 
+ERROR_CONTEXT_LINES = 60  # the lines kept after an ERROR line: its traceback
 READY_TIMEOUT_S = 180  # the server loads (and may first export) the embedding model before /readyz
 # The `memoria` command's own function, run by this interpreter (so by this checkout, whatever
 # `memoria` is on the PATH); click reads its arguments from sys.argv[1:].
@@ -38,6 +39,9 @@ class ServedApi:
     base: str
     pid: int
     tail: deque[str] = field(default_factory=lambda: deque(maxlen=40))
+    errors: deque[str] = field(default_factory=lambda: deque(maxlen=400))
+    """Each ERROR line it printed and the traceback after it, kept apart from the tail, which a burst
+    of warnings (an outage answered 503) would push them out of."""
 
 
 def memoria_command(*args: str) -> tuple[str, ...]:
@@ -68,8 +72,17 @@ async def served_api(
 
     async def drain() -> None:
         assert proc.stdout is not None
-        async for line in proc.stdout:
-            served.tail.append(line.decode(errors="replace").rstrip())
+        traceback_lines = 0
+        async for raw in proc.stdout:
+            line = raw.decode(errors="replace").rstrip()
+            served.tail.append(line)
+            if " ERROR " in line:
+                traceback_lines = ERROR_CONTEXT_LINES
+            elif traceback_lines:
+                traceback_lines -= 1
+            else:
+                continue
+            served.errors.append(line)
 
     drainer = asyncio.create_task(drain())
     try:

@@ -29,6 +29,7 @@ import os
 import sys
 import time
 
+from memoria_hook_client.agents import DEFAULT_AGENT, TRANSCRIPTS
 from memoria_hook_client.budget import BudgetSpent, HookDeadline, hook_budget
 from memoria_hook_client.environment import DEFAULT_URL, ENV_URL, hook_log_from_environment
 from memoria_hook_client.hook_log import write_log
@@ -43,7 +44,6 @@ from memoria_hook_client.state import (
     unlock_file,
     write_json_atomic,
 )
-from memoria_hook_client.transcript import read_delta
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ CURSOR_MAX_AGE_S = 90 * 24 * 3600.0
 #: Events fired when the model finished its turn: its last text is the final reply.
 TURN_OVER_EVENTS = ("Stop",)
 
-USAGE = "usage: memoria-hook capture [--worker]|flush [--url URL] [--namespace NAME]"
+USAGE = "usage: memoria-hook capture [--worker]|flush [--agent NAME] [--url URL] [--namespace NAME]"
 
 
 class CaptureFailure(Exception):
@@ -84,12 +84,14 @@ def parse_args(argv: Sequence[str]) -> tuple[str, dict[str, str]]:
     options: dict[str, str] = {}
     while args:
         flag = args.pop(0)
-        if flag in ("--url", "--namespace") and args:
+        if flag in ("--url", "--namespace", "--agent") and args:
             options[flag[2:]] = args.pop(0)
         elif flag == "--worker" and command == "capture":
             options["worker"] = "1"
         else:
             raise CaptureFailure(f"bad arguments {list(argv)!r}; {USAGE}")
+    if options.get("agent", DEFAULT_AGENT) not in TRANSCRIPTS:
+        raise CaptureFailure(f"unknown agent {options['agent']!r}; {USAGE}")
     return command, options
 
 
@@ -179,7 +181,7 @@ def capture(
         if not isinstance(offset, int) or not isinstance(turn, int) or offset < 0 or turn < 0:
             offset, turn = 0, 0
         try:
-            delta = read_delta(
+            delta = _reader(options.get("agent", DEFAULT_AGENT))(
                 transcript,
                 offset,
                 turn,
@@ -192,7 +194,7 @@ def capture(
         exchanges = [{**_private_removed(exchange), "hook_event": hook_event} for exchange in delta.exchanges]
         if exchanges:
             try:
-                append(env, namespace, url, exchanges, notes)
+                append(env, namespace, url, exchanges, notes, options.get("agent", DEFAULT_AGENT))
             except SpoolBusy as exc:
                 raise CaptureFailure(f"not spooled, will retry next time: {exc}") from exc
         if delta.offset != offset or delta.turn != turn or not cursor:
@@ -207,6 +209,13 @@ def capture(
     if exchanges:
         return "spooled", namespace, len(exchanges)
     return ("pending" if delta.pending else "nothing-new"), namespace, 0
+
+
+def _reader(agent: str) -> Any:
+    """The agent's transcript reader: `read_delta(path, offset, turn, session_id, final=, turn_over=)`."""
+    import importlib
+
+    return importlib.import_module(TRANSCRIPTS[agent]).read_delta
 
 
 def prune_cursors(directory: str, before: float) -> int:
@@ -253,7 +262,8 @@ def flusher_command() -> list[str]:
 
 
 def _option_args(options: Mapping[str, str]) -> list[str]:
-    return [arg for name in ("url", "namespace") if name in options for arg in (f"--{name}", options[name])]
+    names = ("url", "namespace", "agent")
+    return [arg for name in names if name in options for arg in (f"--{name}", options[name])]
 
 
 def start_detached(argv: Sequence[str], env: Mapping[str, str], stdin: bytes | None = None) -> None:

@@ -1,6 +1,8 @@
-"""The command hooks: forward a Claude Code event from stdin to Memoria, or hand it to the capture hook.
+"""The command hooks: forward a coding agent's event from stdin to Memoria, or hand it to the capture hook.
 
-One entry point, four subcommands (`memoria-hook <sub>` or `memoria hook <sub>`):
+One entry point, four subcommands (`memoria-hook <sub>` or `memoria hook <sub>`), each for one agent
+(`--agent claude-code`, the default, or `--agent codex`: `memoria_hook_client.agents`, which says
+how the agents differ):
 `user-prompt-submit` (the default) and `session-start` post the event to their hook route and print
 the answer; `capture` (Stop, PreCompact, SessionEnd) and `flush` belong to `capture_worker`, which
 this module only dispatches to (imported when asked for, so a prompt never loads it).
@@ -28,6 +30,7 @@ import os
 import sys
 import time
 
+from memoria_hook_client.agents import UnknownAgent, hook_route, normalised_event, split_agent
 from memoria_hook_client.budget import BudgetSpent, HookDeadline, hook_budget, process_age
 from memoria_hook_client.environment import (
     DEFAULT_URL,
@@ -77,10 +80,14 @@ MAX_EVENT_BYTES = 4 * 1024 * 1024
 #: Event fields naming paths on this machine: the server has no use for them, so they stay here.
 LOCAL_FIELDS = ("cwd", "transcript_path")
 
-USAGE = "usage: memoria-hook [user-prompt-submit|session-start|capture|flush] [--url URL] [--namespace NAME]"
+USAGE = (
+    "usage: memoria-hook [user-prompt-submit|session-start|capture|flush] [--agent NAME] [--url URL] "
+    "[--namespace NAME]"
+)
 
 _COMMON = """
 Options:
+  --agent NAME      The coding agent running the hook: claude-code (default) or codex.
   --url URL         Memoria base URL (default: MEMORIA_CLIENT__URL, else http://127.0.0.1:8080).
   --namespace NAME  Use this namespace instead of the session's repository's.
   -h, --help        Show this text and exit.
@@ -227,11 +234,15 @@ def run(
     outcome: HookOutcome | None = None,
 ) -> dict[str, Any] | None:
     """The answer to print, or None to print nothing; `notes` collects what the log should hear."""
+    try:
+        agent, argv = split_agent(argv)
+    except UnknownAgent as exc:
+        raise HookFailure(f"{exc}; {USAGE}", "bad-arguments") from exc
     sub = subcommand(argv)
     if sub not in ROUTES:
         raise HookFailure(f"bad arguments {list(argv)!r}; {USAGE}", "bad-arguments")
     options = parse_args(argv)
-    event = read_event(stdin)
+    event = normalised_event(agent, read_event(stdin))
     try:
         key = key_from_environment(env)
     except KeyFileError as exc:
@@ -243,7 +254,7 @@ def run(
     sent = {name: value for name, value in event.items() if name not in LOCAL_FIELDS}
     remaining = budget - (time.monotonic() - started)
     headers: dict[str, str] = {}
-    answer = post_event(url, key, sent, namespace, remaining, ROUTES[sub], headers)
+    answer = post_event(url, key, sent, namespace, remaining, hook_route(agent, sub), headers)
     if not isinstance(answer, dict):
         raise HookFailure("answer is JSON but not an object", "bad-answer")
     header = headers.get(OUTCOME_HEADER)
@@ -308,9 +319,13 @@ def main(
     args = list(sys.argv[1:] if argv is None else argv)
     if wants_help(args):
         return print_help(args, stdout)
-    sub = subcommand(args)
+    try:
+        agent, rest = split_agent(args)
+        sub = subcommand(rest)
+    except UnknownAgent:
+        agent, rest, sub = None, args, subcommand(args)  # `run` (or the capture hook) logs the refusal
     if sub in CAPTURE_SUBCOMMANDS:
-        return capture_main(args, stdin, env)
+        return capture_main(rest if agent is None else [*rest, "--agent", agent], stdin, env)
     budget, warning = hook_budget(env)
     answer: dict[str, Any] | None = None
     reason: str | None = None

@@ -25,6 +25,7 @@ import json
 import os
 import time
 
+from memoria_hook_client.agents import AGENTS, DEFAULT_AGENT, capture_route
 from memoria_hook_client.environment import KeyFileError, key_from_environment
 from memoria_hook_client.http_post import InvalidResponse, api_headers, http_post, route_target
 from memoria_hook_client.state import (
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-CAPTURE_PATH = "/v1/capture/claude-code"
+CAPTURE_PATH = capture_route(DEFAULT_AGENT)
 FLUSH_LOCK = "flush.lock"
 MAX_EXCHANGES_PER_REQUEST = 200
 MAX_BODY_BYTES = 512 * 1024
@@ -100,11 +101,14 @@ def append(
     url: str,
     exchanges: list[dict[str, Any]],
     notes: list[str] | None = None,
+    agent: str = DEFAULT_AGENT,
 ) -> str:
     """Queue `exchanges` as one batch for `namespace` at `url`; returns the batch id. Past the
     spool's caps the oldest batches go, and `notes` says so."""
     batch_id = f"{time.time_ns():x}-{os.getpid()}-{os.urandom(4).hex()}"
     batch = {"id": batch_id, "namespace": namespace, "url": url, "exchanges": exchanges}
+    if agent != DEFAULT_AGENT:  # a batch without one is Claude Code's (spooled before there were others)
+        batch["agent"] = agent
     path = spool_path(env)
     with _Locked(env):
         batches = load(env)
@@ -167,6 +171,7 @@ def _valid(batch: dict[str, Any]) -> bool:
         and isinstance(batch.get("url"), str)
         and (namespace is None or isinstance(namespace, str))
         and isinstance(batch.get("exchanges"), list)
+        and batch.get("agent", DEFAULT_AGENT) in AGENTS
     )
 
 
@@ -240,7 +245,8 @@ def _flush_locked(env: Mapping[str, str], deadline: float, notes: list[str], res
             return
         count, body = _slice(exchanges, limit)
         try:
-            scheme, host, port, path = route_target(batch["url"], CAPTURE_PATH, batch["namespace"])
+            route = capture_route(batch.get("agent") or DEFAULT_AGENT)
+            scheme, host, port, path = route_target(batch["url"], route, batch["namespace"])
         except ValueError as exc:
             _drop_sent(env, batch["id"], len(exchanges))
             result["dropped"] += len(exchanges)

@@ -708,6 +708,13 @@ CREATE INDEX concepts_embedding_hnsw_idx ON public.concepts USING hnsw (embeddin
 
 
 --
+-- Name: concepts_name_namespace_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX concepts_name_namespace_idx ON public.concepts USING btree (name, namespace_id);
+
+
+--
 -- Name: concepts_public_id_key; Type: INDEX; Schema: public; Owner: -
 --
 

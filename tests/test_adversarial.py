@@ -47,6 +47,7 @@ from app.auth.scopes import ADMIN, ANY_KEY, READ, SECRETS_READ, WRITE
 from app.auth.settings import AuthSettings
 from app.embeddings import LocalEmbedder
 from app.factory import create_app
+from app.hooks.hosts import HOSTS, Host
 from app.settings import HookSettings, MetricsSettings, Settings
 from tests.fakes.tenant import (
     CANARIES,
@@ -77,6 +78,8 @@ from tests.fakes.tenant import (
 HOOK = "/v1/hooks/claude-code/user-prompt-submit"
 START = "/v1/hooks/claude-code/session-start"
 CAPTURE = "/v1/capture/claude-code"
+#: The hosts beside Claude Code: the same routes under their own names, probed alike (fewer cases).
+OTHER_HOSTS = [host for host in HOSTS.values() if host.name != "claude-code"]
 METRICS_TOKEN = "adversarial-scrape-token"
 
 # ---------------------------------------------------------------------------------------------
@@ -133,6 +136,15 @@ ROUTES: dict[tuple[str, str], RouteClass] = {
     ("/v1/graph/concepts/{concept_id:int}/merge", "POST"): RouteClass("v1", WRITE, mutates=True),
     (HOOK, "POST"): RouteClass("hook", READ),
     (START, "POST"): RouteClass("hook", READ),
+    **{
+        route: cls
+        for host in OTHER_HOSTS
+        for route, cls in [
+            ((f"/v1/hooks/{host.name}/user-prompt-submit", "POST"), RouteClass("hook", READ)),
+            ((f"/v1/hooks/{host.name}/session-start", "POST"), RouteClass("hook", READ)),
+            ((f"/v1/capture/{host.name}", "POST"), RouteClass("v1", WRITE, mutates=True)),
+        ]
+    },
     ("/mcp", "*"): RouteClass("mcp"),  # each tool call names its scope (`Probe.scope`)
     # The web UI: an API key opens none of its pages (they need a session cookie, see ui_probes).
     ("/signin", "GET"): PUBLIC,
@@ -676,6 +688,37 @@ def probes(seed: Planted) -> list[Probe]:
             revoke, f"/v1/shares?namespace={addr_team}&user={OTHER}", target="team", refused=INVALID, phase=2
         ),
         Probe(revoke, f"/v1/shares?namespace={PRIVATE}&user={OTHER}", target="private", phase=2),
+        *[probe for host in OTHER_HOSTS for probe in host_probes(host, seed, addr_private)],
+    ]
+
+
+def host_probes(host: Host, seed: Planted, addr_private: str) -> list[Probe]:
+    """Another host's hook and capture routes: the same answers as Claude Code's, in its event names."""
+    hook = (f"/v1/hooks/{host.name}/user-prompt-submit", "POST")
+    start = (f"/v1/hooks/{host.name}/session-start", "POST")
+    capture = (f"/v1/capture/{host.name}", "POST")
+    asked = {
+        "prompt": f"How does {seed.markers.private} deploy, and with which token?",
+        "hook_event_name": host.prompt_event,
+    }
+    started = {"hook_event_name": host.start_event, "source": "startup", "session_id": f"s-bob-{host.name}"}
+    turn = {
+        "session_id": f"s-bob-{host.name}",
+        "turn": 0,
+        "prompt": "bob was here: private",
+        "reply": "noted",
+    }
+    return [
+        Probe(hook, f"{hook[0]}?namespace={PRIVATE}", asked, target="private", shows="private"),
+        Probe(hook, f"{hook[0]}?namespace={addr_private}", asked, target="private"),
+        Probe(start, f"{start[0]}?namespace={PRIVATE}", started, target="private", shows="private"),
+        Probe(
+            capture,
+            f"{capture[0]}?namespace={addr_private}",
+            {"exchanges": [turn]},
+            target="private",
+            phase=1,
+        ),
     ]
 
 

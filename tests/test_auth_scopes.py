@@ -15,6 +15,7 @@ from litestar.testing import AsyncTestClient
 
 from app.auth.scopes import ADMIN, ALL_SCOPES, ANY_KEY, DEFAULT_SCOPES, READ, SECRETS_READ, WRITE
 from app.auth.service import InvalidKeySpec, create_key, get_or_create_user, list_keys
+from app.hooks.hosts import HOSTS
 from app.hooks.routes import OUTCOME_HEADER
 from tests.scoped_keys import bearer, scoped_key
 
@@ -36,7 +37,7 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("GET", "/v1/links"): READ,
     ("POST", "/v1/memories/{memory_id}/links"): WRITE,
     ("DELETE", "/v1/memories/{memory_id}/links/{kind}/{target}"): WRITE,
-    ("POST", "/v1/capture/claude-code"): WRITE,
+    **{("POST", f"/v1/capture/{host}"): WRITE for host in HOSTS},  # one capture route per agent
     ("POST", "/v1/recall"): READ,
     ("GET", "/v1/namespaces"): READ,
     ("GET", "/v1/me"): ANY_KEY,

@@ -12,6 +12,7 @@ from memoria_bench.cli import bench
 from memoria_bench.soak.load import RECALL, STORE, Sample
 from memoria_bench.soak.outage import outage
 from memoria_bench.soak.report import rss_growth, targets
+from memoria_bench.soak.run import error_statuses
 from tests.test_bench_corpus import write_sentences
 
 
@@ -45,6 +46,21 @@ def test_a_service_that_never_comes_back_has_no_recovery_and_misses_the_target()
     assert found["recovery_s"] is None
     report = {"lost_writes": 0, "rss": {"growth": 0.01}, "errors": 1, "outage": found}
     assert not all(check["met"] for check in targets(report))
+
+
+def test_a_500_during_an_outage_misses_the_target_that_503s_and_silence_meet() -> None:
+    samples = _run((10.5, STORE, 0), (11.0, STORE, 503), (11.2, RECALL, 503), (12.0, STORE, 201),
+                   (12.5, RECALL, 200))  # fmt: skip
+    found = outage(samples, kill_at_s=10.0)
+    report = {"lost_writes": 0, "rss": {"growth": 0.01}, "errors": 3, "outage": found}
+    report["error_statuses"] = error_statuses(samples)
+    assert report["error_statuses"] == {"0": 1, "503": 2}
+    assert all(check["met"] for check in targets(report))
+
+    with_500 = [*samples[:1], Sample(11.1, STORE, 5.0, 500), *samples[1:]]
+    report["error_statuses"] = error_statuses(with_500)
+    missed = [check for check in targets(report) if not check["met"]]
+    assert [(check["target"], check["value"]) for check in missed] == [("no 5xx but 503", 1)]
 
 
 def test_memory_growth_is_counted_from_the_end_of_the_warm_up() -> None:

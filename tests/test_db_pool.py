@@ -82,3 +82,20 @@ async def test_write_transaction_rolls_back_when_its_block_fails(conn: asyncpg.C
         await failing_block()
     assert not conn.is_in_transaction()
     assert await conn.fetchval("SELECT count(*) FROM users") == 0
+
+
+async def test_a_block_whose_pooled_connection_was_released_raises_its_own_error(pool: asyncpg.Pool) -> None:
+    """A pool connection released while its transaction's block failed (as when the connection is
+    lost under it) is not rolled back through: the block's error reaches the caller, not asyncpg's
+    "connection has been released back to the pool"."""
+    conn = await pool.acquire()
+
+    async def fail_once_released() -> None:
+        async with transaction_with(conn, "SET LOCAL synchronous_commit = off", read_only=False):
+            await pool.release(conn)
+            raise LookupError("the block's own error")
+
+    with pytest.raises(LookupError, match="the block's own"):
+        await fail_once_released()
+    async with pool.acquire() as again:  # the pool still serves, with no transaction left open
+        assert not again.is_in_transaction()

@@ -383,3 +383,25 @@ def test_the_routes_that_embed_what_they_write_run_under_the_write_deadline(app:
     assert kinds[("PATCH", "/v1/memories/{memory_id:int}")] == WRITE
     assert kinds[("POST", "/v1/recall")] is None
     assert kinds[("GET", "/v1/memories")] is None
+
+
+async def test_a_transaction_whose_backend_is_terminated_mid_block_is_the_databases_failure(
+    conn: asyncpg.Connection, db_url: str
+) -> None:
+    """asyncpg's `Transaction.__aexit__` then raises an InterfaceError ("the underlying connection is
+    closed") in place of the connection's own error: it is still the database that went away."""
+    victim = await asyncpg.connect(db_url)
+    pid = await victim.fetchval("SELECT pg_backend_pid()")
+
+    async def terminated_mid_block() -> None:
+        async with victim.transaction():
+            await conn.execute("SELECT pg_terminate_backend($1)", pid)
+            await victim.execute("SELECT 1")
+
+    try:
+        with pytest.raises(asyncpg.InterfaceError) as broken:
+            await terminated_mid_block()
+    finally:
+        await victim.close()
+    assert database_unavailable(broken.value) is not None
+    assert database_unavailable(asyncpg.InterfaceError("cannot call Connection.fetch(): bad")) is None

@@ -14,6 +14,8 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
+from app.hooks.hosts import HOSTS
+
 Client = AsyncTestClient[Litestar]
 Spec = dict[str, Any]
 
@@ -74,8 +76,8 @@ async def test_every_operation_lists_the_statuses_the_app_answers_for_it(spec: S
         where = f"{method.upper()} {path}"
         if path.startswith("/v1/"):
             assert operation.get("security"), f"{where} does not say it needs an API key"
-            if {} in operation["security"]:  # the key is optional: a Claude Code hook answers `{}`
-                assert path.startswith("/v1/hooks/claude-code/"), where
+            if {} in operation["security"]:  # the key is optional: an agent's hook answers `{}`
+                assert path.startswith(tuple(f"/v1/hooks/{host}/" for host in HOSTS)), where
                 assert not {"401", "403", "429", "503"} & statuses, where
             else:
                 assert {"401", "503"} <= statuses, where  # the key middleware reads the database

@@ -126,6 +126,8 @@ async def test_a_read_share_never_writes_and_changes_nothing(
         ),
         await client.patch(url, json={"content": "hijacked"}, headers=grantee),
         await client.patch(url, json={"importance": 1}, headers=grantee),
+        await client.post(f"{url}/promote", json={}, headers=grantee),
+        await client.post(f"{url}/restore", headers=grantee),
         await client.delete(url, headers=grantee),
         await client.delete(f"{url}?purge=true", headers=grantee),
     ]

@@ -1,4 +1,4 @@
-"""`CaptureService`: Claude Code exchanges in, `episode` memories out, through the memory service.
+"""`CaptureService`: a coding agent's exchanges in, `episode` memories out, through the memory service.
 
 Each exchange first meets the skip rules (app.capture.rules): one with nothing to remember is
 counted under its reason and not stored. One that repeats an episode of the namespace (its
@@ -6,9 +6,9 @@ normalised prompt and reply, app.capture.fold) folds into it: one more sighting,
 no new row. The rest become `EpisodeIn` items (text built and chunked by app.capture.text, a
 capture key per chunk, an expiry) that `MemoryService.store_episodes` checks and redacts exactly as
 it does every stored memory, inserts in one statement and leaves to the durable embedding job.
-Idempotency is the key `claude-code:<session_id>:<turn>:<chunk>`, unique per namespace: a batch
-sent again (a crash in the middle of a flush, the same hook firing twice, overlapping batches)
-stores nothing twice and counts no sighting twice.
+Idempotency is the key `<source>:<session_id>:<turn>:<chunk>` (`claude-code:…`, `codex:…`), unique
+per namespace: a batch sent again (a crash in the middle of a flush, the same hook firing twice,
+overlapping batches) stores nothing twice and counts no sighting twice.
 """
 
 from __future__ import annotations
@@ -35,12 +35,13 @@ from app.memories.settings import MemorySettings
 from app.memories.validation import check_metadata
 
 SOURCE = "claude-code"
-TAGS = ["claude-code"]
+"""The agent of a capture that names none (the capture routes name theirs)."""
 DIGEST_FIELDS = ("files_touched", "files_read", "commands", "errors", "subagents")
 
 
-def capture_key(session_id: str, turn: int, chunk_index: int) -> str:
-    return f"{SOURCE}:{session_id}:{turn}:{chunk_index}"
+def capture_key(session_id: str, turn: int, chunk_index: int, source: str = SOURCE) -> str:
+    """Unique per namespace; `source` is the agent the exchange was captured from."""
+    return f"{source}:{session_id}:{turn}:{chunk_index}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,9 +71,12 @@ class CaptureService:
         # a chunk must also be a storable memory
         self._max_chars = min(settings.max_chunk_chars, limits.max_content_chars)
 
-    async def capture(self, user_id: int, namespace: str, request: CaptureRequest) -> CaptureResult:
-        """Store the exchanges of `request` as episodes in `namespace` (an own namespace, created on
-        first use, or `@owner/name` shared with the caller for writing). Exchanges with nothing to
+    async def capture(
+        self, user_id: int, namespace: str, request: CaptureRequest, source: str = SOURCE
+    ) -> CaptureResult:
+        """Store the exchanges of `request`, captured from the agent `source`, as episodes in
+        `namespace` (an own namespace, created on first use, or `@owner/name` shared with the caller
+        for writing); the episodes name `source` as their source and tag. Exchanges with nothing to
         remember are skipped, each under its rule's reason; repeats of an episode fold into it;
         with capture disabled, every exchange is skipped."""
         count = len(request.exchanges)
@@ -90,7 +94,7 @@ class CaptureService:
                 stored=0, duplicates=0, folded=0, skipped=count, skipped_reasons={DISABLED: count}, results=[]
             )
         expires_at = datetime.now(UTC) + timedelta(days=self._limits.episode_ttl_days)
-        planned = [self._plan(namespace, exchange, expires_at) for exchange in request.exchanges]
+        planned = [self._plan(namespace, exchange, expires_at, source) for exchange in request.exchanges]
         reasons = Counter(p.skipped for p in planned if p.skipped is not None)
         kept = [p for p in planned if p.skipped is None]
         outcomes: dict[int, CapturedExchange] = {}
@@ -183,7 +187,7 @@ class CaptureService:
             expires_at=expires_at,
         )
 
-    def _plan(self, namespace: str, exchange: Exchange, expires_at: datetime) -> _Planned:
+    def _plan(self, namespace: str, exchange: Exchange, expires_at: datetime, source: str) -> _Planned:
         """The exchange's episodes, or the reason it has none (app.capture.rules)."""
         prompt, reply = clean_said(exchange.prompt), clean_said(exchange.reply)
         reason = skip_reason(prompt, reply, exchange.digest)
@@ -198,12 +202,12 @@ class CaptureService:
                     memory=MemoryIn(
                         content=piece,
                         namespace=namespace,
-                        tags=list(TAGS),
+                        tags=[source],
                         importance=self._settings.importance,
-                        source=SOURCE,
+                        source=source,
                         metadata={**base, "chunk": index},
                     ),
-                    capture_key=capture_key(exchange.session_id, exchange.turn, index),
+                    capture_key=capture_key(exchange.session_id, exchange.turn, index, source),
                     expires_at=expires_at,
                     created_at=exchange.started_at,
                 )

@@ -18,6 +18,7 @@ import click
 from rich.markup import escape
 
 from app.cli.config import settings
+from app.cli.hook_agents import agents_status
 from app.client.api import Api, RequestFailed
 from app.client.render import console, err_console, memory_lines, memory_table, print_json, recall_table
 from app.client.settings import ClientSettings
@@ -287,6 +288,8 @@ def _hooks_status(cwd: Path) -> None:
             for event, entries in found.items():
                 kinds = ", ".join(hook_setup.describe(entry) for entry in entries)
                 console().print(f"    {event:<17} {kinds}")
+    for line in agents_status():  # Codex CLI and the other agents
+        console().print(escape(line))
 
 
 def _local_state(client: ClientSettings) -> None:

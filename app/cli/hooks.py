@@ -18,9 +18,12 @@ from typing import cast, get_args
 import click
 
 from app.cli.config import settings
+from app.cli.hook_agents import agent_option, agents_named, config_dir_option, run_installer
 from app.client.api import api_key
 from app.client.settings import ClientSettings
 from app.hooks import install as setup
+from app.hooks import installers
+from app.hooks.agent_install import InstallRequest
 from app.hooks.key_check import excess_scopes_warning, key_grant
 from memoria_hook_client.command import HELP, SUBCOMMANDS
 from memoria_hook_client.command import main as run_command_hook
@@ -39,7 +42,8 @@ _MODES = get_args(setup.Mode)
 
 @click.group()
 def hook() -> None:
-    """Claude Code hooks: context at SessionStart, recall per prompt, capture at Stop."""
+    """Coding agents' hooks (Claude Code, Codex CLI): context at SessionStart, recall per prompt,
+    capture at Stop."""
 
 
 def _hook_subcommand(sub: str) -> click.Command:
@@ -99,7 +103,9 @@ _project_option = click.option(
     help="Project root (default: the git repository around the cwd, else the cwd).",
 )
 _file_option = click.option(
-    "--settings-file", type=click.Path(dir_okay=False, path_type=Path), help="Edit this file instead."
+    "--settings-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Edit this file instead (Claude Code).",
 )
 
 
@@ -142,6 +148,8 @@ _file_option = click.option(
 )
 @_project_option
 @_file_option
+@agent_option
+@config_dir_option
 def hook_install(
     scope: str,
     mode: str,
@@ -153,11 +161,15 @@ def hook_install(
     namespace: str | None,
     project_dir: Path | None,
     settings_file: Path | None,
+    agent: str,
+    config_dir: Path | None,
 ) -> None:
-    """Add Memoria's hooks to a Claude Code settings file (idempotent; other settings kept).
+    """Add Memoria's hooks to a coding agent's settings (idempotent; other settings kept).
 
-    One install: SessionStart, UserPromptSubmit, and capture on Stop, PreCompact and SessionEnd,
-    each switchable. A hook you switch off is taken out if an earlier install added it.
+    Claude Code (the default): SessionStart, UserPromptSubmit, and capture on Stop, PreCompact and
+    SessionEnd, each switchable; a hook you switch off is taken out if an earlier install added it.
+    Codex CLI (`--agent codex`): SessionStart, UserPromptSubmit and capture on Stop, with Codex's
+    trust entries, in $CODEX_HOME/config.toml.
     """
     if not (session_start or recall or capture):
         raise click.UsageError(
@@ -165,6 +177,26 @@ def hook_install(
         )
     client = settings().client
     base = url or client.url
+    names = agents_named(agent)
+    for name in names:
+        if name == installers.CLAUDE_CODE:
+            continue
+        if mode != "command":
+            raise click.UsageError(f"--mode {mode} is Claude Code's; {name} runs command hooks only")
+        request = InstallRequest(
+            scope="project" if scope == "project" else "user",
+            project_dir=_project(project_dir),
+            url=base,
+            namespace=namespace,
+            session_start=session_start,
+            recall=recall,
+            capture=capture,
+            config_dir=config_dir,
+        )
+        run_installer(name, request, remove=False)
+    if installers.CLAUDE_CODE not in names:
+        _warn_about_key_scopes(base, client, capture)
+        return
     http = mode == "http" and recall
     if http:
         _refuse_http_without_key()
@@ -280,8 +312,24 @@ def _warn_about_key_scopes(url: str, client: ClientSettings, capture: bool) -> N
 @_scope_option
 @_project_option
 @_file_option
-def hook_uninstall(scope: str, project_dir: Path | None, settings_file: Path | None) -> None:
-    """Remove Memoria's hooks from a Claude Code settings file (everything else is kept)."""
+@agent_option
+@config_dir_option
+def hook_uninstall(
+    scope: str, project_dir: Path | None, settings_file: Path | None, agent: str, config_dir: Path | None
+) -> None:
+    """Remove Memoria's hooks from a coding agent's settings (everything else is kept)."""
+    names = agents_named(agent)
+    for name in names:
+        if name != installers.CLAUDE_CODE:
+            request = InstallRequest(
+                scope="project" if scope == "project" else "user",
+                project_dir=_project(project_dir),
+                url="",
+                config_dir=config_dir,
+            )
+            run_installer(name, request, remove=True)
+    if installers.CLAUDE_CODE not in names:
+        return
     path = _target(scope, project_dir, settings_file)
     try:
         removed = setup.uninstall(path)

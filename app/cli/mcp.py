@@ -11,6 +11,7 @@ import click
 
 from app.cli.config import settings
 from app.mcp import install as setup
+from app.mcp import install_codex
 from memoria_hook_client.environment import ENV_API_KEY
 
 _SCOPES = get_args(setup.Scope)
@@ -37,6 +38,39 @@ _file_option = click.option(
 )
 
 
+_agent_option = click.option(
+    "--agent",
+    type=click.Choice(["claude-code", "codex"]),
+    default="claude-code",
+    show_default=True,
+    help="The coding agent whose configuration to edit (codex: $CODEX_HOME/config.toml, user scope).",
+)
+_config_dir_option = click.option(
+    "--config-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Codex: the config folder to edit instead of $CODEX_HOME (else ~/.codex).",
+)
+
+
+def _codex_install(url: str, namespace: str | None, approve_tools: bool, config_dir: Path | None) -> None:
+    """`memoria mcp install --agent codex`: the server in Codex's config.toml."""
+    try:
+        path, changed = install_codex.install(config_dir, url, namespace, approve_tools)
+    except install_codex.CodexConfigError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"{'installed' if changed else 'already installed'}: MCP server memoria in {path}", err=True)
+    note = f"Codex sends the key from ${ENV_API_KEY} (it reads no key file): start it with that variable set"
+    if not os.environ.get(ENV_API_KEY):
+        note += " (it is not set in this shell: the tools would be unreachable)"
+    click.echo(note + ".", err=True)
+    if not approve_tools:
+        click.echo(
+            "Headless runs (codex exec) refuse tool calls that need approval: add --approve-tools to let "
+            "Codex call Memoria's tools without asking.",
+            err=True,
+        )
+
+
 def _where(scope: str, project_dir: Path | None, config_file: Path | None) -> tuple[Path, tuple[str, ...]]:
     project = project_dir or Path.cwd()
     chosen = cast(setup.Scope, scope)
@@ -55,14 +89,33 @@ def _where(scope: str, project_dir: Path | None, config_file: Path | None) -> tu
 )
 @_project_option
 @_file_option
+@_agent_option
+@click.option(
+    "--approve-tools",
+    is_flag=True,
+    help="Codex: let it call Memoria's tools without asking (headless `codex exec` refuses them otherwise).",
+)
+@_config_dir_option
 def mcp_install(
-    scope: str, url: str | None, namespace: str | None, project_dir: Path | None, config_file: Path | None
+    scope: str,
+    url: str | None,
+    namespace: str | None,
+    project_dir: Path | None,
+    config_file: Path | None,
+    agent: str,
+    approve_tools: bool,
+    config_dir: Path | None,
 ) -> None:
-    """Add the `memoria` MCP server to Claude Code (idempotent; other servers and keys kept).
+    """Add the `memoria` MCP server to a coding agent (idempotent; other servers and keys kept).
 
-    Prints a block for CLAUDE.md that tells the agent what to store and when to recall.
+    For Claude Code, prints a block for CLAUDE.md that tells the agent what to store and when to recall.
     """
     client = settings().client
+    if agent == "codex":
+        if scope == "project":
+            raise click.UsageError("--agent codex installs in user scope ($CODEX_HOME/config.toml) only")
+        _codex_install(url or client.url, namespace, approve_tools, config_dir)
+        return
     project = project_dir or Path.cwd()
     if namespace is None and scope != "user":
         namespace = setup.project_namespace(project, client.namespace_map, client.default_namespace)
@@ -95,8 +148,22 @@ def mcp_install(
 @_scope_option
 @_project_option
 @_file_option
-def mcp_uninstall(scope: str, project_dir: Path | None, config_file: Path | None) -> None:
-    """Remove the `memoria` MCP server from Claude Code's configuration (everything else is kept)."""
+@_agent_option
+@_config_dir_option
+def mcp_uninstall(
+    scope: str, project_dir: Path | None, config_file: Path | None, agent: str, config_dir: Path | None
+) -> None:
+    """Remove the `memoria` MCP server from a coding agent's configuration (everything else is kept)."""
+    if agent == "codex":
+        try:
+            path, removed = install_codex.uninstall(config_dir)
+        except install_codex.CodexConfigError as exc:
+            raise click.ClickException(str(exc)) from exc
+        click.echo(
+            f"{'removed the' if removed else 'no'} MCP server memoria {'from' if removed else 'in'} {path}",
+            err=True,
+        )
+        return
     path, location = _where(scope, project_dir, config_file)
     try:
         removed = setup.uninstall(path, location)

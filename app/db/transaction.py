@@ -35,7 +35,7 @@ async def transaction_with(conn: asyncpg.Connection, set_local: str, read_only: 
             conn.terminate()
         raise
     except BaseException:
-        if not conn.is_closed() and conn.is_in_transaction():
+        if _open_in_transaction(conn):
             try:
                 await conn.execute("ROLLBACK", timeout=ROLLBACK_TIMEOUT_S)
             except Exception:  # a broken or unanswering connection: close it, the pool discards it
@@ -43,6 +43,16 @@ async def transaction_with(conn: asyncpg.Connection, set_local: str, read_only: 
                     conn.terminate()
         raise
     await conn.execute("COMMIT")
+
+
+def _open_in_transaction(conn: asyncpg.Connection) -> bool:
+    """Whether `conn` still holds an open transaction to roll back. A pool's connection that was
+    released while the block failed (its connection lost) raises on every call: nothing to roll back,
+    and the block's own error, not that one, is what the caller must see."""
+    try:
+        return not conn.is_closed() and conn.is_in_transaction()
+    except asyncpg.InterfaceError:
+        return False
 
 
 def read_only_transaction(

@@ -110,17 +110,40 @@ def render(namespace: str, hits: Sequence[RecallHit], max_chars: int) -> tuple[s
     return text, len(included)
 
 
-def layout(namespace: str, hits: Sequence[RecallHit], max_chars: int) -> tuple[str, list[RecallHit]]:
-    """(text, the hits it includes); ("", []) when nothing fits."""
+def within(text: str, max_chars: int, max_bytes: int | None = None) -> bool:
+    """Whether `text` keeps to `max_chars` characters and, for a host that counts bytes (Codex
+    estimates a token per 4 bytes of UTF-8), to `max_bytes` bytes."""
+    return len(text) <= max_chars and (max_bytes is None or len(text.encode("utf-8")) <= max_bytes)
+
+
+def layout(
+    namespace: str, hits: Sequence[RecallHit], max_chars: int, max_bytes: int | None = None
+) -> tuple[str, list[RecallHit]]:
+    """(text, the hits it includes) within `max_chars` characters (and `max_bytes` bytes, when
+    given); ("", []) when nothing fits."""
     text = header(namespace)
     included: list[RecallHit] = []
     for hit in hits:
         line = "\n" + memory_line(hit)
         room = max_chars - len(text)
-        if len(line) <= room:
+        if len(line) <= room and within(text + line, max_chars, max_bytes):
             text += line
             included.append(hit)
         elif not included and room > 40:
-            text += line[: room - 1] + "…"
-            included.append(hit)
+            cut = _shortened(text, line[: room - 1], max_bytes)
+            if cut:
+                text += cut
+                included.append(hit)
     return (text, included) if included else ("", [])
+
+
+def _shortened(text: str, line: str, max_bytes: int | None) -> str:
+    """`line` cut (with "…") so that `text` plus it keeps to `max_bytes`; "" when too little is left."""
+    cut = line + "…"
+    while max_bytes is not None and len((text + cut).encode("utf-8")) > max_bytes:
+        excess = len((text + cut).encode("utf-8")) - max_bytes
+        line = line[: len(line) - max(excess // 4, 1)]  # a character is at most 4 bytes
+        if len(line) <= 40:
+            return ""
+        cut = line + "…"
+    return cut

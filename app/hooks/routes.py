@@ -1,13 +1,19 @@
-"""The Claude Code hook routes, answered in-process:
+"""The hook routes, answered in-process, the same two for every host (`app.hooks.hosts`: Claude Code,
+Codex CLI, ...), under `/v1/hooks/<host>/`:
 
-- `POST /v1/hooks/claude-code/user-prompt-submit`: the `UserPromptSubmit` event, before each prompt;
-  the answer is the memories recalled for the prompt (curated first, captured episodes only when
-  they score near the best hit and clear the relevance floor themselves);
-- `POST /v1/hooks/claude-code/session-start`: the `SessionStart` event (sent by the command hook:
+- `POST /v1/hooks/<host>/user-prompt-submit`: the prompt event (Claude Code's and Codex's
+  `UserPromptSubmit`), before each prompt; the answer is the memories recalled for the prompt
+  (curated first, captured episodes only when they score near the best hit and clear the relevance
+  floor themselves);
+- `POST /v1/hooks/<host>/session-start`: the `SessionStart` event (sent by the command hook:
   Claude Code runs no http hook there); the answer is the namespace's pinned and most important
   memories, aware of the event's `source` (`app.hooks.start_context`).
 
-Claude Code waits for the answer, so these routes never make a session slower than the configured
+The host decides the event names the routes accept, the shape of the answer and the most context
+one answer carries (its documented limit, less a margin); an unknown host is a 404. What every call
+goes through first (budget, key, scope, switch) is `app.hooks.call`.
+
+The host waits for the answer, so these routes never make a session slower than the configured
 budget and never fail it: every outcome other than "memories found" is an empty `{}` with status
 200 (a non-2xx answer is shown to the person as a hook error). That includes a missing or unknown
 key (outcome `unauthorized`) and a body over the server's normal size limit (a pasted log: outcome
@@ -42,40 +48,34 @@ every memory found (`all-seen`) or its budget is spent (`budget-spent`); the met
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import asyncpg
 import msgspec
 from litestar import Request, Response, Router, post
 from litestar.di import NamedDependency, Provide
-from litestar.exceptions import HTTPException
+from litestar.handlers import HTTPRouteHandler
 from litestar.params import FromQuery, JSONBody
 from litestar.status_codes import HTTP_200_OK
 
-from app.auth.gate import Gate
-from app.auth.middleware import bearer_key, client_host, missing_scope
-from app.auth.scopes import READ
 from app.auth.service import AuthUser
-from app.core import deadline
 from app.core.metrics import HookMetrics
-from app.errors import ApiError, NotFound, TooManyRequests, database_unavailable
+from app.errors import ApiError, NotFound
+from app.hooks.call import OUTCOME_HEADER, answer, failed, hook_metrics, ledger_for, within_budget
 from app.hooks.context import layout, pick, without_bare_questions
 from app.hooks.floor import relevance_floor
+from app.hooks.hosts import CLAUDE_CODE, HOSTS, Host
 from app.hooks.policy import judge
 from app.hooks.settings import HookSettings
 from app.hooks.start_context import session_start_context
-from app.memories.ledger import SessionLedger, session_key
-from app.memories.redaction import credentials_in
+from app.memories.ledger import SessionLedger
 from app.middleware import DEADLINE_ANSWER
 from app.recall.schemas import RecallHit, RecallRequest
 from app.recall.service import RecallService
 
 log = logging.getLogger(__name__)
 
-OUTCOME_HEADER = "Memoria-Hook-Outcome"
-EVENT_NAME = "UserPromptSubmit"
-SESSION_START = "SessionStart"
+__all__ = ["OUTCOME_HEADER", "hook_router", "hook_routers"]
 MAX_HOOK_BODY_BYTES = 8 * 1024 * 1024
 """Largest body the hook routes read (past it: 413). Over the server's normal limit a body is read
 only to be answered `{}` (`too-large`): a person pasting a big log must not see a hook error."""
@@ -100,113 +100,29 @@ class SessionStartEvent(msgspec.Struct, kw_only=True):
     hook_event_name: str | None = None
 
 
-def _ledger(
-    pool: asyncpg.Pool, user: AuthUser, session_id: str | None, settings: HookSettings
-) -> SessionLedger | None:
-    """The session's ledger, or None: no usable session id, or the ledger switched off."""
-    key = session_key(session_id)
-    if key is not None and credentials_in(key):  # stored in the ledger: never a credential
-        log.info("hook event whose session id holds what looks like a credential: no ledger")
-        return None
-    if key is None or settings.ledger_ttl_hours <= 0:
-        if session_id is not None and key is None:  # the id itself is never logged
-            log.info(
-                "hook event with an unusable session id (%d characters): no ledger", len(str(session_id))
-            )
-        return None
-    budget = settings.session_max_chars or None  # 0: no session budget
-    return SessionLedger(pool, user.id, key, max(int(settings.ledger_ttl_hours * 3600), 1), budget)
+def _context(host: Host, event_name: str, text: str, included: int) -> Response[dict[str, Any]]:
+    return answer(f"injected:{included}", host.context(event_name, text))
 
 
-def _metrics(request: Request[Any, Any, Any]) -> HookMetrics | None:
-    """The app's hook metrics (`create_app` keeps them in its state), None for an app without them."""
-    metrics = getattr(request.app.state, "metrics", None)
-    return getattr(metrics, "hooks", None)
-
-
-def _answer(outcome: str, body: dict[str, Any] | None = None) -> Response[dict[str, Any]]:
-    return Response(body or {}, status_code=HTTP_200_OK, headers={OUTCOME_HEADER: outcome})
-
-
-def _context(event_name: str, text: str, included: int) -> Response[dict[str, Any]]:
-    context = {"hookEventName": event_name, "additionalContext": text}
-    return _answer(f"injected:{included}", {"hookSpecificOutput": context})
-
-
-Answer = Callable[[AuthUser], Awaitable[Response[dict[str, Any]]]]
-"""The work of one hook call once its caller is known and allowed; runs within the budget."""
-
-
-async def _within_budget(
-    request: Request[Any, Any, Any], settings: HookSettings, max_body_bytes: int, answer: Answer
-) -> Response[dict[str, Any]]:
-    """What every hook call goes through: the budget, the key, the body size, the scope, the switch."""
-    request_deadline = deadline.current()
-    budget = deadline.Deadline.after(
-        settings.budget_ms / 1000, started=request_deadline.started if request_deadline else None
-    )
-    try:
-        key = bearer_key(request.headers.get("authorization", ""))  # no database asked
-    except HTTPException:
-        return _answer("unauthorized")
-    if len(await request.body()) > max_body_bytes:  # already read and decoded: it is only skipped
-        return _answer("too-large")
-    admit = _admit(request.app.state.gate, request.app.state.db.write, key, client_host(request))
-    try:
-        # past the budget the work is cancelled and left to unwind: its clean-up may wait on the database
-        return await deadline.within(_admitted(admit, settings, answer), budget)
-    except TimeoutError:
-        return _answer("timeout")
-
-
-async def _admit(gate: Gate, pool: asyncpg.Pool, key: str, client: str | None) -> AuthUser:
-    """The key's user, with the rate limits every `/v1` route applies (`app.auth.gate`)."""
-    await gate.sweep_if_due(pool)
-    return await gate.admit(pool, key, client)
-
-
-async def _admitted(
-    admit: Awaitable[AuthUser], settings: HookSettings, answer: Answer
-) -> Response[dict[str, Any]]:
-    """The caller's answer, or `{}` naming why not: an unknown key, a rate limit, a key without the
-    `read` scope, the hooks switched off, or a database that cannot tell who is calling."""
-    try:
-        user = await admit
-    except TooManyRequests:
-        return _answer("rate-limited")
-    except HTTPException:  # an unknown, revoked or expired key: `{}`, never a hook error on screen
-        return _answer("unauthorized")
-    except Exception as exc:  # the database cannot tell us who this is: the prompt goes on without memories
-        return _failed("key lookup", exc)
-    if missing_scope(user, READ) is not None:
-        return _answer(f"missing-scope:{READ}")
-    if not settings.enabled:
-        return _answer("disabled")
-    return await answer(user)
-
-
-@post(
-    "/user-prompt-submit",
-    status_code=HTTP_200_OK,
-    tags=["hooks"],
-    summary="Claude Code UserPromptSubmit hook: recalled memories as additionalContext, or {}",
-)
 async def user_prompt_submit(
     request: Request[Any, Any, Any],
     data: JSONBody[UserPromptSubmitEvent],
     recall: NamedDependency[RecallService],
     hook_settings: NamedDependency[HookSettings],
     hook_max_body_bytes: NamedDependency[int],
+    hook_host: NamedDependency[Host],
     namespace: FromQuery[str | None] = None,
 ) -> Response[dict[str, Any]]:
     ledger_pool: asyncpg.Pool = request.app.state.db.write
-    metrics = _metrics(request)
+    metrics = hook_metrics(request)
 
-    async def answer(user: AuthUser) -> Response[dict[str, Any]]:
-        ledger = _ledger(ledger_pool, user, data.session_id, hook_settings)
-        return await _answer_prompt(user, data, recall, hook_settings, namespace, ledger, metrics)
+    async def work(user: AuthUser) -> Response[dict[str, Any]]:
+        ledger = ledger_for(ledger_pool, user, data.session_id, hook_settings)
+        return await _answer_prompt(
+            user, data, recall, hook_settings, namespace, ledger, metrics, host=hook_host
+        )
 
-    return await _within_budget(request, hook_settings, hook_max_body_bytes, answer)
+    return await within_budget(request, hook_settings, hook_max_body_bytes, work)
 
 
 async def _answer_prompt(
@@ -217,22 +133,23 @@ async def _answer_prompt(
     namespace: str | None,
     ledger: SessionLedger | None = None,
     metrics: HookMetrics | None = None,
+    host: Host = CLAUDE_CODE,
 ) -> Response[dict[str, Any]]:
-    """The answer to one UserPromptSubmit event from an allowed caller."""
+    """The answer to one prompt event from an allowed caller of `host`."""
 
     def left_alone(reason: str, outcome: str) -> Response[dict[str, Any]]:
         if metrics is not None:
             metrics.without_context(reason)
-        return _answer(outcome)
+        return answer(outcome)
 
-    if data.hook_event_name not in (None, EVENT_NAME):
-        return _answer("wrong-event")
+    if data.hook_event_name not in (None, host.prompt_event):
+        return answer("wrong-event")
     verdict = judge(data.prompt, settings.min_prompt_chars)
     if verdict.query is None:
         return left_alone("trivial", f"skipped:{verdict.reason}")
     scope = namespace or settings.default_namespace  # never derived from the event's paths
     if scope is None:
-        return _answer("no-namespace")
+        return answer("no-namespace")
     floor = relevance_floor(settings)
     # Twice the lines wanted, both kinds: episodes near the top must not push curated memories out
     # of the candidates (`pick` puts curated ones first and keeps only the strongest episodes).
@@ -244,11 +161,11 @@ async def _answer_prompt(
     try:
         found = await recall.recall(user.id, ask)
     except NotFound:
-        return _answer("no-namespace")
+        return answer("no-namespace")
     except ApiError as exc:
-        return _answer(f"rejected:{exc.status_code}")
+        return answer(f"rejected:{exc.status_code}")
     except Exception as exc:  # a broken recall must not fail the person's prompt
-        return _failed("recall", exc)
+        return failed("recall", exc)
     hits = pick(found.results, len(found.results), settings.min_score, settings.episode_min_score_ratio)
     if not hits:
         return left_alone("no-results", "no-results")
@@ -257,12 +174,15 @@ async def _answer_prompt(
     hits = without_bare_questions(hits)
     if not hits:
         return left_alone("floor", "below-floor")
-    text, included, why_not = await _shown(ledger, scope, hits, settings)
+    max_chars = min(settings.max_context_chars, host.max_context_chars)
+    text, included, why_not = await _shown(
+        ledger, scope, hits, settings.max_results, max_chars, host.max_context_bytes
+    )
     if not included:
         return left_alone(why_not, NO_CONTEXT_OUTCOMES[why_not])
     if metrics is not None:
         metrics.injected("prompt", len(text))
-    return _context(EVENT_NAME, text, len(included))
+    return _context(host, host.prompt_event, text, len(included))
 
 
 NO_CONTEXT_OUTCOMES = {"seen": "all-seen", "budget": "budget-spent", "no-results": "no-results"}
@@ -270,55 +190,56 @@ NO_CONTEXT_OUTCOMES = {"seen": "all-seen", "budget": "budget-spent", "no-results
 
 
 async def _shown(
-    ledger: SessionLedger | None, scope: str, hits: list[RecallHit], settings: HookSettings
+    ledger: SessionLedger | None,
+    scope: str,
+    hits: list[RecallHit],
+    limit: int,
+    max_chars: int,
+    max_bytes: int | None = None,
 ) -> tuple[str, list[RecallHit], str]:
     """(text, the hits it shows, why none when none): the first `max_results` hits the session has
     not been given, within the answer's and what is left of the session's character budget, now
     recorded as given. Without a ledger, or when it cannot be written, the first `max_results`
     hits within the answer's budget (the prompt still gets its memories, perhaps one it had)."""
-    limit = settings.max_results
     if ledger is None:
-        text, included = layout(scope, hits[:limit], settings.max_context_chars)
+        text, included = layout(scope, hits[:limit], max_chars, max_bytes)
         return text, included, "no-results"
     by_id = {hit.id: hit for hit in hits}
 
     def arrange(unseen: list[int], remaining: int | None) -> tuple[str, list[int]]:
-        room = settings.max_context_chars if remaining is None else min(settings.max_context_chars, remaining)
-        text, shown = layout(scope, [by_id[public_id] for public_id in unseen[:limit]], room)
+        room = max_chars if remaining is None else min(max_chars, remaining)
+        text, shown = layout(scope, [by_id[public_id] for public_id in unseen[:limit]], room, max_bytes)
         return text, [hit.id for hit in shown]
 
     try:
         given = await ledger.give([hit.id for hit in hits], arrange)
     except Exception:  # cancellation (the budget) is no Exception: it still ends the request
         log.warning("hook ledger: recording the injected memories failed; served without it", exc_info=True)
-        text, included = layout(scope, hits[:limit], settings.max_context_chars)
+        text, included = layout(scope, hits[:limit], max_chars, max_bytes)
         return text, included, "no-results"
     why_not = "seen" if not given.unseen else "budget"
     return given.text, [by_id[public_id] for public_id in given.included], why_not
 
 
-@post(
-    "/session-start",
-    status_code=HTTP_200_OK,
-    tags=["hooks"],
-    summary="Claude Code SessionStart hook: the namespace's pinned and most important memories, or {}",
-)
 async def session_start(
     request: Request[Any, Any, Any],
     data: JSONBody[SessionStartEvent],
     hook_settings: NamedDependency[HookSettings],
     hook_max_body_bytes: NamedDependency[int],
+    hook_host: NamedDependency[Host],
     namespace: FromQuery[str | None] = None,
 ) -> Response[dict[str, Any]]:
     pool: asyncpg.Pool = request.app.state.db.read
     ledger_pool: asyncpg.Pool = request.app.state.db.write
-    metrics = _metrics(request)
+    metrics = hook_metrics(request)
 
-    async def answer(user: AuthUser) -> Response[dict[str, Any]]:
-        ledger = _ledger(ledger_pool, user, data.session_id, hook_settings)
-        return await _answer_start(user, data, pool, hook_settings, namespace, ledger, metrics)
+    async def work(user: AuthUser) -> Response[dict[str, Any]]:
+        ledger = ledger_for(ledger_pool, user, data.session_id, hook_settings)
+        return await _answer_start(
+            user, data, pool, hook_settings, namespace, ledger, metrics, host=hook_host
+        )
 
-    return await _within_budget(request, hook_settings, hook_max_body_bytes, answer)
+    return await within_budget(request, hook_settings, hook_max_body_bytes, work)
 
 
 async def _answer_start(
@@ -329,13 +250,14 @@ async def _answer_start(
     namespace: str | None,
     ledger: SessionLedger | None = None,
     metrics: HookMetrics | None = None,
+    host: Host = CLAUDE_CODE,
 ) -> Response[dict[str, Any]]:
-    """The answer to one SessionStart event from an allowed caller."""
-    if data.hook_event_name not in (None, SESSION_START):
-        return _answer("wrong-event")
+    """The answer to one SessionStart event from an allowed caller of `host`."""
+    if data.hook_event_name not in (None, host.start_event):
+        return answer("wrong-event")
     scope = namespace or settings.default_namespace  # never derived from the event's paths
     if scope is None:
-        return _answer("no-namespace")
+        return answer("no-namespace")
     try:
         text, included = await session_start_context(
             pool,
@@ -343,38 +265,49 @@ async def _answer_start(
             scope,
             data.source,
             data.session_id,
-            settings.session_start_max_chars,
+            min(settings.session_start_max_chars, host.max_context_chars),
             ledger,
             startup_episodes=settings.start_episodes,
+            max_bytes=host.max_context_bytes,
         )
     except NotFound:
-        return _answer("no-namespace")
+        return answer("no-namespace")
     except ApiError as exc:  # a namespace name the API refuses
-        return _answer(f"rejected:{exc.status_code}")
+        return answer(f"rejected:{exc.status_code}")
     except Exception as exc:  # a broken query must not fail the session's start
-        return _failed("session start", exc)
+        return failed("session start", exc)
     if not included:
-        return _answer("no-memories")
+        return answer("no-memories")
     if metrics is not None:
         metrics.injected("session-start", len(text))
-    return _context(SESSION_START, text, included)
+    return _context(host, host.start_event, text, included)
 
 
-def _failed(step: str, exc: Exception) -> Response[dict[str, Any]]:
-    """`{}` for a failed step: `timeout` or `unavailable` when the database is the cause, else `error`."""
-    if isinstance(exc, TimeoutError):
-        return _answer("timeout")
-    if database_unavailable(exc) is not None:
-        log.warning("hook %s: the database is unavailable: %r", step, exc)
-        return _answer("unavailable")
-    log.warning("hook %s failed", step, exc_info=exc)
-    return _answer("error")
+def _handlers(host: Host) -> list[HTTPRouteHandler]:
+    """The two hook routes of `host`: the same functions for every host, summaries naming it."""
+    prompt = post(
+        "/user-prompt-submit",
+        status_code=HTTP_200_OK,
+        tags=["hooks"],
+        summary=f"{host.label} {host.prompt_event} hook: recalled memories as additionalContext, or {{}}",
+    )(user_prompt_submit)
+    start = post(
+        "/session-start",
+        status_code=HTTP_200_OK,
+        tags=["hooks"],
+        summary=f"{host.label} {host.start_event} hook: the namespace's pinned and most important "
+        "memories, or {}",
+    )(session_start)
+    return [prompt, start]
 
 
-def hook_router(settings: HookSettings, max_body_bytes: int = 1024 * 1024) -> Router:
-    """Mounted inside the `/v1` router for its `recall` dependency; its API-key middleware skips these
-    routes, which look the key up within their budget. At the request deadline (a safety net: the
-    budget is far shorter) the answer is `{}` too, never a 503 a person would see as a hook error.
+def hook_router(
+    settings: HookSettings, max_body_bytes: int = 1024 * 1024, host: Host = CLAUDE_CODE
+) -> Router:
+    """`/hooks/<host>`: the host's two hook routes. Mounted inside the `/v1` router for its `recall`
+    dependency; its API-key middleware skips these routes, which look the key up within their
+    budget. At the request deadline (a safety net: the budget is far shorter) the answer is `{}`
+    too, never a 503 a person would see as a hook error.
 
     `max_body_bytes` is the server's normal body limit (`MEMORIA_SERVER__MAX_BODY_BYTES`): these
     routes read bodies up to `MAX_HOOK_BODY_BYTES` (or that limit, if larger) and answer `{}` to any
@@ -386,16 +319,25 @@ def hook_router(settings: HookSettings, max_body_bytes: int = 1024 * 1024) -> Ro
     def provide_max_body_bytes() -> int:
         return max_body_bytes
 
+    def provide_host() -> Host:
+        return host
+
     return Router(
-        path="/hooks/claude-code",
-        route_handlers=[user_prompt_submit, session_start],
+        path=f"/hooks/{host.name}",
+        route_handlers=_handlers(host),
         dependencies={
             "hook_settings": Provide(provide_settings, sync_to_thread=False),
             "hook_max_body_bytes": Provide(provide_max_body_bytes, sync_to_thread=False),
+            "hook_host": Provide(provide_host, sync_to_thread=False),
         },
         request_max_body_size=max(MAX_HOOK_BODY_BYTES, max_body_bytes),
         # With the `/v1` router's scheme this reads "the API key, or nothing": the key is what
         # finds memories, and without one the answer is `{}` with 200, never a 401.
         security=[{}],
-        opt={"exclude_from_auth": True, DEADLINE_ANSWER: lambda: _answer("deadline")},
+        opt={"exclude_from_auth": True, DEADLINE_ANSWER: lambda: answer("deadline")},
     )
+
+
+def hook_routers(settings: HookSettings, max_body_bytes: int = 1024 * 1024) -> list[Router]:
+    """One `hook_router` per host of `app.hooks.hosts.HOSTS`."""
+    return [hook_router(settings, max_body_bytes, host) for host in HOSTS.values()]

@@ -36,6 +36,7 @@ from typing import Literal
 
 import asyncpg
 
+from app.hooks.context import within
 from app.memories.ledger import SessionLedger, with_ledger_fragments
 from app.namespaces import resolve_scope
 
@@ -117,6 +118,8 @@ class Plan:
     episodes: EpisodeMode
     max_chars: int
     episode_heading: str
+    max_bytes: int | None = None
+    """For a host that counts UTF-8 bytes (Codex), the most bytes in all."""
 
 
 def plan_for(source: str | None, max_chars: int) -> Plan:
@@ -168,7 +171,7 @@ def layout(
     for row in rows:
         line = "\n" + _line(row)
         heading = "" if row["section"] == section else "\n" + headings[row["section"]]
-        if len(text) + len(heading) + len(line) > plan.max_chars:
+        if not within(text + heading + line, plan.max_chars, plan.max_bytes):
             continue  # skipped, not cut: a shorter line further on may still fit
         text += heading + line
         section = row["section"]
@@ -192,12 +195,14 @@ async def session_start_context(
     ledger: SessionLedger | None = None,
     *,
     startup_episodes: int = 0,
+    max_bytes: int | None = None,
 ) -> tuple[str, int]:
     """(additionalContext, memories included) for `user_id`'s `namespace` (one of theirs, or one
     shared with them as `@owner/name`); NotFound when they have none by that name. With `ledger`,
     what the session was given is left out and what is shown is recorded. A startup shows the
-    `startup_episodes` most recent episodes of other sessions (none by default)."""
-    plan = plan_for(source, max_chars)
+    `startup_episodes` most recent episodes of other sessions (none by default). `max_bytes` caps
+    the text in UTF-8 bytes too, for a host that counts them."""
+    plan = replace(plan_for(source, max_chars), max_bytes=max_bytes)
     shown_source = source if source in ("startup", "resume", "clear", "compact") else "startup"
     if ledger is not None and shown_source == "compact":
         await _release_pinned(ledger)

@@ -35,6 +35,7 @@ AuthRequest = Request[AuthUser, int, Any]
 MemoryId = Annotated[int, PathParameter(ge=1, le=2**63 - 1, description="Memory id")]
 Service = NamedDependency[MemoryService]
 NOT_YOURS = problem("No memory with this id among yours (or it is deleted)")
+READ_ONLY = problem("This memory is shared with you read-only, or the key lacks the `write` scope")
 
 
 class MemoryController(Controller):
@@ -160,6 +161,7 @@ class MemoryController(Controller):
         summary="Change a memory; new content is re-embedded and re-indexed",
         opt={DEADLINE_KIND: WRITE},
         responses={
+            403: READ_ONLY,
             404: NOT_YOURS,
             409: problem(
                 "Another memory in the namespace already has this content, or `valid_to` of a memory "
@@ -188,7 +190,7 @@ class MemoryController(Controller):
             "Promoting a curated memory changes only the fields given. Returns the memory."
         ),
         opt={DEADLINE_KIND: WRITE},
-        responses={404: NOT_YOURS},
+        responses={403: READ_ONLY, 404: NOT_YOURS},
     )
     async def promote(
         self,
@@ -216,7 +218,11 @@ class MemoryController(Controller):
             "namespace has the same content (`existing_id` names it). Returns the memory."
         ),
         opt={DEADLINE_KIND: WRITE},
-        responses={404: NOT_YOURS, 409: problem("A live memory of the namespace has the same content")},
+        responses={
+            403: READ_ONLY,
+            404: NOT_YOURS,
+            409: problem("A live memory of the namespace has the same content"),
+        },
     )
     async def restore(self, request: AuthRequest, memory_id: MemoryId, memories: Service) -> Memory:
         return await memories.restore(request.user.id, memory_id)
@@ -225,7 +231,7 @@ class MemoryController(Controller):
         "/{memory_id:int}",
         status_code=HTTP_204_NO_CONTENT,
         summary="Delete a memory (soft by default; purge=true removes the row)",
-        responses={404: NOT_YOURS},
+        responses={403: READ_ONLY, 404: NOT_YOURS},
     )
     async def remove(
         self, request: AuthRequest, memory_id: MemoryId, memories: Service, purge: FromQuery[bool] = False

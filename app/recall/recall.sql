@@ -47,7 +47,9 @@
 --   makes the text index test each match against all of them); the dense exact scan, the switch
 --   :few_namespaces, reads the whole scope in one scan of the scope vectors index by
 --   `namespace_id = ANY(<scope ids>)` [scope bounds], and the graph leg seeds the nearest concepts
---   of the whole scope rather than those of each namespace.
+--   of the whole scope rather than those of each namespace. The rest of the graph leg reads a scope
+--   of any size the same way: the concepts the query names in one lookup [concept names], and each
+--   concept's namespace by its id [graph namespace].
 --
 -- [scope bounds] `m.namespace_id BETWEEN <the scope's first id> AND <its last>` beside `namespace_id
 --   = ANY(<scope ids>)`: it selects nothing more, but a generic plan cannot know how few rows the
@@ -65,6 +67,18 @@
 -- [by id] `CROSS JOIN LATERAL (SELECT ... FROM memories WHERE id = x.id OFFSET 0)`: one
 --   primary-key lookup per id. OFFSET 0 keeps the subquery a lookup: a generic plan cannot know how
 --   few ids the LIMITed legs yield and would hash the whole table instead.
+--
+-- [concept names] The concepts the query names, found in the concept name index
+--   (concepts_name_namespace_idx, migration 0017: the name, then the namespace) within the scope's
+--   first and last id [scope bounds], and by alias in the aliases index (almost no concept has
+--   one), whatever the scope's namespace count. The (namespace_id, name) key needs the namespace
+--   first: read through it, a scope of a thousand namespaces was a thousand lookups.
+--
+-- [graph namespace] `CROSS JOIN LATERAL {{ graph_namespace(c) }} s`: the graph leg weighs a concept
+--   by figures of its namespace, read by primary key for each concept it reaches (seed, neighbour,
+--   concept of a hit), which also keeps out a concept whose namespace is not in scope. Joined
+--   instead with a list of the scope's namespaces, each concept passed over the whole list: a
+--   generic plan takes the list for a few rows and loops over it.
 --
 -- [strongest edges] The graph walk's two hops read a concept's neighbours the same way: the
 --   strongest edges at each end, in weight order from the (end, weight DESC) edge indexes, twice
@@ -149,6 +163,22 @@ UNION ALL
  WHERE :text_by_namespace::boolean
    AND by_namespace
  LIMIT :lexical_cap)
+
+-- fragment: graph_namespace(c)
+-- [graph namespace] What the graph leg weighs concept c by, from its namespace: the namespace's
+-- linked memories, and the doc_freq above which a concept of it is a hub, or too common to stand
+-- for a first-stage hit. No row when the namespace is out of scope, so neither is c. One primary-key
+-- lookup, kept apart by OFFSET 0 as [by id] explains; the scope test names c's column, not the
+-- namespace's, so that it gates the lookup instead of joining its index condition, where the
+-- index would sort the scope's ids again for every concept.
+(SELECT n.graph_memories,
+        greatest(:graph_hub_min_doc_freq::float8, :graph_hub_fraction::float8 * n.graph_memories)
+            AS hub_ceiling,
+        greatest(2, :graph_feedback_max_fraction::float8 * n.graph_memories) AS feedback_ceiling
+ FROM namespaces n
+ WHERE n.id = c.namespace_id
+   AND c.namespace_id = ANY((SELECT ids FROM scope_ids)::bigint[])
+ OFFSET 0)
 
 -- name: recall
 WITH RECURSIVE
@@ -326,15 +356,6 @@ first_stage AS (
     ORDER BY score DESC, id
     LIMIT :graph_feedback_hits
 ),
-graph_scope AS (
-    SELECT id AS namespace_id, graph_memories,
-           greatest(:graph_hub_min_doc_freq::float8, :graph_hub_fraction::float8 * graph_memories)
-               AS hub_ceiling,
-           greatest(2, :graph_feedback_max_fraction::float8 * graph_memories) AS feedback_ceiling
-    FROM namespaces
-    WHERE id = ANY((SELECT ids FROM scope_ids)::bigint[])
-      AND :w_graph::float8 > 0  -- [leg switch]
-),
 -- The concepts of the first-stage hits, each activated by the hits that mention it (a hit counts by
 -- its first-stage score relative to the best). Only rare concepts: one in more than
 -- :graph_feedback_max_fraction of the namespace links a hit to too much; one in a single memory
@@ -349,38 +370,53 @@ graph_feedback AS (
         FROM first_stage fs
         JOIN memory_concepts mc ON mc.memory_id = fs.id
         JOIN concepts c ON c.id = mc.concept_id
-        JOIN graph_scope s ON s.namespace_id = c.namespace_id
+        CROSS JOIN LATERAL {{ graph_namespace(c) }} s  -- [graph namespace]
         WHERE c.doc_freq >= 2 AND c.doc_freq <= s.feedback_ceiling
         GROUP BY c.id, c.display_name, c.doc_freq, s.graph_memories
     ) concepts_of_hits
     ORDER BY activation * specificity DESC, concept_id
     LIMIT :graph_feedback_concepts
 ),
--- The concepts the query names, rarest first; then, when :graph_seed_neighbors is above 0 (concept
--- embeddings on and a query vector), the concepts nearest to the query.
+-- The concepts the query names [concept names], rarest first; then, when :graph_seed_neighbors is
+-- above 0 (concept embeddings on and a query vector), the concepts nearest to the query.
 graph_seeds AS (
     (SELECT c.id AS concept_id, 1.0::float8 AS activation, c.display_name AS path,
             ln(1 + s.graph_memories::float8 / greatest(c.doc_freq, 1)) AS specificity
-     FROM concepts c
-     JOIN graph_scope s ON s.namespace_id = c.namespace_id
-     WHERE (c.name = ANY(:seed_names::text[]) OR c.aliases && :seed_names::text[])
+     FROM (
+         -- [concept names] by name, between the scope's first and last id [scope bounds]; the
+         -- namespace lookup below keeps the scope's own
+         SELECT c.id, c.namespace_id, c.display_name, c.doc_freq
+         FROM concepts c
+         WHERE c.name = ANY(:seed_names::text[])
+           AND c.namespace_id BETWEEN (SELECT first_id FROM scope_ids) AND (SELECT last_id FROM scope_ids)
+         UNION
+         -- ... and by alias
+         SELECT c.id, c.namespace_id, c.display_name, c.doc_freq
+         FROM concepts c
+         WHERE c.aliases && :seed_names::text[]
+     ) c
+     CROSS JOIN LATERAL {{ graph_namespace(c) }} s  -- [graph namespace]
+     WHERE :w_graph::float8 > 0  -- [leg switch]
        AND c.doc_freq <= s.hub_ceiling
      ORDER BY c.doc_freq, c.id
      LIMIT :graph_max_seeds)
     UNION ALL
+    -- a scope of few namespaces: the nearest concepts of each [per namespace]
     SELECT near.id, near.similarity, near.display_name,
            ln(1 + s.graph_memories::float8 / greatest(near.doc_freq, 1))
-    FROM graph_scope s,
-         LATERAL (
-             SELECT c.id, c.display_name, c.doc_freq,
-                    1 - (c.embedding <=> :query_vec::halfvec) AS similarity
-             FROM concepts c
-             WHERE c.namespace_id = s.namespace_id
-               AND c.embedding IS NOT NULL
-             ORDER BY c.embedding <=> :query_vec::halfvec
-             LIMIT :graph_seed_neighbors
-         ) near
-    WHERE :few_namespaces::boolean  -- [namespace count]
+    FROM unnest((SELECT ids FROM scope_ids)) AS scope (namespace_id)
+    CROSS JOIN LATERAL (
+        SELECT c.id, c.namespace_id, c.display_name, c.doc_freq,
+               1 - (c.embedding <=> :query_vec::halfvec) AS similarity
+        FROM concepts c
+        WHERE c.namespace_id = scope.namespace_id
+          AND c.embedding IS NOT NULL
+        ORDER BY c.embedding <=> :query_vec::halfvec
+        LIMIT :graph_seed_neighbors
+    ) near
+    CROSS JOIN LATERAL {{ graph_namespace(near) }} s  -- [graph namespace]
+    WHERE :w_graph::float8 > 0  -- [leg switch]
+      AND :few_namespaces::boolean  -- [namespace count]
       AND near.similarity >= :graph_seed_min_similarity
       AND near.doc_freq <= s.hub_ceiling
     UNION ALL
@@ -397,8 +433,9 @@ graph_seeds AS (
         ORDER BY c.embedding <=> :query_vec::halfvec
         LIMIT :graph_seed_neighbors
     ) near
-    JOIN graph_scope s ON s.namespace_id = near.namespace_id
-    WHERE near.similarity >= :graph_seed_min_similarity
+    CROSS JOIN LATERAL {{ graph_namespace(near) }} s  -- [graph namespace]
+    WHERE :w_graph::float8 > 0  -- [leg switch]
+      AND near.similarity >= :graph_seed_min_similarity
       AND near.doc_freq <= s.hub_ceiling
 ),
 -- At most two hops, each bounded: every seed follows its strongest edges, and only the most
@@ -421,7 +458,7 @@ graph_hop1 AS (
              ORDER BY weight DESC LIMIT 2 * :graph_fanout)
         ) e
         JOIN concepts c ON c.id = e.other
-        JOIN graph_scope gs ON gs.namespace_id = c.namespace_id
+        CROSS JOIN LATERAL {{ graph_namespace(c) }} gs  -- [graph namespace]
         WHERE c.doc_freq <= gs.hub_ceiling
         ORDER BY e.weight DESC, c.id
         LIMIT :graph_fanout
@@ -450,7 +487,7 @@ graph_hop2 AS (
              ORDER BY weight DESC LIMIT 2 * :graph_fanout)
         ) e
         JOIN concepts c ON c.id = e.other
-        JOIN graph_scope gs ON gs.namespace_id = c.namespace_id
+        CROSS JOIN LATERAL {{ graph_namespace(c) }} gs  -- [graph namespace]
         WHERE c.doc_freq <= gs.hub_ceiling
         ORDER BY e.weight DESC, c.id
         LIMIT :graph_fanout

@@ -46,10 +46,10 @@ class RecallArgs:
     rrf_k: int
     w_graph: float  # 0: the graph leg does not run
     graph_feedback_hits: int  # first-stage hits whose concepts seed the graph leg; 0: none
+    graph_feedback_weight: float
     graph_hub_min_doc_freq: float
     graph_hub_fraction: float
     graph_feedback_max_fraction: float
-    graph_feedback_weight: float
     graph_feedback_concepts: int
     seed_names: list[str]  # concept keys the query mentions (the extractor used on store)
     graph_max_seeds: int

@@ -16,7 +16,7 @@ from memoria_bench.cli.hook import bench_hook
 from memoria_bench.cli.recall import extraction, latency, quality
 from memoria_bench.cli.redaction import secrets
 from memoria_bench.cli.report import report
-from memoria_bench.cli.served import capture, inference, ingest, mcp, soak
+from memoria_bench.cli.served import capture, inference, ingest, mcp, slow_clients, soak
 from memoria_bench.cli.supersede import supersede
 from memoria_bench.cli.usage import usage
 from memoria_bench.provenance import Start
@@ -40,6 +40,7 @@ for _command in (
     mcp,
     capture,
     ingest,
+    slow_clients,
     bench_hook,
     supersede,
     usage,

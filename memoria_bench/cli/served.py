@@ -1,5 +1,5 @@
-"""`memoria bench soak`, `inference`, `mcp`, `capture` and `ingest`: the service as clients meet it,
-each on a real `memoria serve` with its own scratch database."""
+"""`memoria bench soak`, `inference`, `mcp`, `capture`, `ingest` and `slow-clients`: the service as
+clients meet it, each on a real `memoria serve` with its own scratch database."""
 
 from __future__ import annotations
 
@@ -268,4 +268,33 @@ def ingest(
     if report["requests"]["errors"] or not report["jobs"]["drained"] or report["jobs"]["left"]["failed"]:
         raise SystemExit(1)
     if check and not all(target["met"] for target in report["targets"]):
+        raise SystemExit(1)
+
+
+@click.command("slow-clients")
+@click.option(
+    "--sockets", type=click.IntRange(min=1), default=20_000, show_default=True, help="Slow sockets opened."
+)
+@click.option(
+    "--source",
+    default="127.0.0.2",
+    show_default=True,
+    help="The address they come from (a loopback address other than the prober's 127.0.0.1).",
+)
+@click.option(
+    "--hold", type=click.FloatRange(min=1), default=40.0, show_default=True, help="Seconds they are held."
+)
+@JSON_OPTION
+def slow_clients(sockets: int, source: str, hold: float, json_out: Path | None) -> None:
+    """A flood of slow-header sockets from one address against a real `memoria serve` (default
+    connection limits): healthz and recall, probed from another address every 0.25 s on new
+    connections, must answer within 1 s throughout, and the server must close every slow socket.
+    Exits 1 when a target is not met."""
+    from memoria_bench.slow_clients import SlowClientsOptions, bench_slow_clients, print_report
+
+    options = SlowClientsOptions(sockets=sockets, source=source, hold_s=hold)
+    report = on_scratch_database(
+        lambda url: bench_slow_clients(url, options, Console(stderr=True)), print_report, json_out
+    )
+    if not all(check["met"] for check in report["targets"]):
         raise SystemExit(1)

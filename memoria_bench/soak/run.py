@@ -7,6 +7,7 @@ import contextlib
 import os
 import tempfile
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -133,6 +134,13 @@ def _totals(samples: list[Sample], duration_s: float) -> dict[str, dict[str, Any
     return totals
 
 
+def error_statuses(samples: list[Sample]) -> dict[str, int]:
+    """The failed requests by HTTP status ("0": no answer came), so a 500 is told from the 503 an
+    outage is answered with."""
+    counted = Counter(str(s.status) for s in samples if not ok(s))
+    return dict(sorted(counted.items()))
+
+
 async def bench_soak(options: SoakOptions, console: Console) -> dict[str, Any]:
     """Run the soak and return its report (the minute lines are printed as they complete)."""
     work = Workload.build(load_pool(options.sentences), options.namespaces, options.store_share)
@@ -165,6 +173,7 @@ async def bench_soak(options: SoakOptions, console: Console) -> dict[str, Any]:
                 kill_at_s = await killer if killer is not None else None
                 await _wait_answering(client)
                 missing = await missing_acknowledged(client, work.acknowledged)
+            server_errors = list(api.errors)
     errors = sum(1 for s in work.samples if not ok(s))
     report: dict[str, Any] = {
         "duration_s": options.duration_s,
@@ -175,11 +184,13 @@ async def bench_soak(options: SoakOptions, console: Console) -> dict[str, Any]:
         "minutes": rows,
         "totals": _totals(work.samples, options.duration_s),
         "errors": errors,
+        "error_statuses": error_statuses(work.samples),
         "rss": rss_growth(rss, options.warmup_s),
         "outage": outage(work.samples, kill_at_s) if kill_at_s is not None else None,
         "acknowledged": len(work.acknowledged),
         "lost_writes": len(missing),
         "lost_ids": missing[:20],
+        "server_error_lines": server_errors,
     }
     report["targets"] = targets(report)
     return report

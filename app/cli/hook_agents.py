@@ -1,0 +1,70 @@
+"""`memoria hook install|uninstall --agent <name>`: the agents other than Claude Code, whose config
+writers `app.hooks.installers` registers (Claude Code's own flow, with its scopes and modes, stays in
+`app.cli.hooks`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from app.hooks import installers
+from app.hooks.agent_install import AgentConfigError, InstallRequest
+
+agent_option = click.option(
+    "--agent",
+    type=click.Choice(installers.AGENT_CHOICES),
+    default=installers.CLAUDE_CODE,
+    show_default=True,
+    help="The coding agent whose config to edit; all: every one whose command is on PATH.",
+)
+config_dir_option = click.option(
+    "--config-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The agent's config folder to edit instead of its own (Codex: $CODEX_HOME, else ~/.codex).",
+)
+
+
+def agents_named(agent: str) -> list[str]:
+    """The agents `--agent` names: one, or with `all` every one found on PATH."""
+    if agent != installers.ALL:
+        return [agent]
+    found = installers.detected()
+    if not found:
+        raise click.ClickException("--agent all: no coding agent found on PATH (claude, codex)")
+    return found
+
+
+def run_installer(name: str, request: InstallRequest, remove: bool) -> None:
+    """Install (or remove) Memoria's hooks for the agent `name`, and say what changed."""
+    writer = installers.INSTALLERS[name]
+    try:
+        report = (writer.uninstall if remove else writer.install)(request)
+    except (AgentConfigError, OSError) as exc:  # the file was left as it is
+        raise click.ClickException(f"{writer.label}: {exc}") from exc
+    where = ", ".join(str(path) for path in report.changed)
+    if remove:
+        said = f"removed Memoria's hooks from {where}" if where else "no Memoria hooks found"
+    else:
+        said = f"installed in {where}" if where else "already installed"
+    click.echo(f"{writer.label}: {said}", err=True)
+    for event in report.events:
+        click.echo(f"  {event:<17} command", err=True)
+    for note in report.notes:
+        click.echo(note, err=True)
+
+
+def agents_status() -> list[str]:
+    """`memoria status` lines for the agents other than Claude Code: where each keeps its hooks and
+    the events Memoria's are installed on (markup-free; the caller prints them)."""
+    lines = []
+    for writer in installers.INSTALLERS.values():
+        if writer.installed is None:
+            continue
+        try:
+            path, events = writer.installed(None)
+        except (AgentConfigError, OSError) as exc:
+            lines.append(f"  {writer.name:<8} unreadable: {exc}")
+            continue
+        lines.append(f"  {writer.name:<8} {', '.join(events) if events else 'none'}  {path}")
+    return lines

@@ -1,0 +1,282 @@
+"""Turn the new part of a Codex CLI session file (its "rollout", JSONL) into exchanges to capture.
+
+Codex writes one JSON object per line to `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-…-<id>.jsonl` (the
+hooks' `transcript_path`): `{"timestamp", "type", "payload"}` where `type` is `session_meta`,
+`turn_context`, `response_item` (what the model saw and said: messages, `function_call`,
+`function_call_output`, `custom_tool_call`) or `event_msg` (what happened: `task_started`,
+`item_completed`, `task_complete`, token counts). Read off Codex 0.171.0 (a recorded session is in
+`tests/fixtures/codex-rollout-0.171.0.jsonl`):
+
+- a prompt is an `event_msg` `item_completed` whose item is a `UserMessage` (older Codex: an
+  `event_msg` `user_message`), never a `response_item` user message: those also carry Codex's
+  `<environment_context>` and the hooks' added context;
+- the reply is the assistant's last `response_item` message after the last tool call;
+- tool calls go into the digest: `exec_command`/`shell` commands, files named by `apply_patch`, and
+  the first line of a command that exited non-zero;
+- the turn ends at `task_complete` (or at the Stop hook's event, `turn_over`, once a reply is in).
+
+Offsets, turns and pending exchanges work as for Claude Code's transcript
+(`memoria_hook_client.transcript`, whose `Delta` and limits this reuses). Standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from memoria_hook_client.transcript import (
+    DIGEST_FIELDS,
+    MAX_BRANCH_CHARS,
+    MAX_CWD_CHARS,
+    MAX_DIGEST_ITEM_CHARS,
+    MAX_DIGEST_ITEMS,
+    MAX_READ_BYTES,
+    MAX_TEXT_CHARS,
+    Delta,
+    first_line,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+SHELL_TOOLS = ("exec_command", "shell", "local_shell")
+_PATCHED_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
+_EXIT_CODE = re.compile(r"(?:Process exited with code|Exit code:) (-?\d+)")
+_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})\Z")
+
+
+def read_delta(
+    path: str, offset: int, turn: int, session_id: str, final: bool = False, turn_over: bool = False
+) -> Delta:
+    """The exchanges in the rollout at `path` from byte `offset` on (see `transcript.read_delta`)."""
+    with open(path, "rb") as file:
+        file.seek(0, 2)
+        size = file.tell()
+        if offset > size:
+            offset, turn = 0, 0
+        limit = -1 if final else MAX_READ_BYTES
+        while True:
+            file.seek(offset)
+            data = file.read(limit)
+            truncated = offset + len(data) < size
+            delta = parse_delta(data, offset, turn, session_id, final, turn_over and not truncated)
+            if not (truncated and delta.pending and delta.offset == offset):
+                break
+            limit *= 2
+    return delta
+
+
+def parse_delta(
+    data: bytes, offset: int, turn: int, session_id: str, final: bool = False, turn_over: bool = False
+) -> Delta:
+    """`read_delta` on bytes already read from `offset`."""
+    end = data.rfind(b"\n") + 1
+    exchanges: list[dict[str, Any]] = []
+    current: _Exchange | None = None
+    context: dict[str, str | None] = {"cwd": None, "branch": None}
+    position = 0
+    lines = 0
+    while position < end:
+        stop = data.index(b"\n", position) + 1
+        line_offset = offset + position
+        raw = data[position:stop]
+        position = stop
+        lines += 1
+        entry = _entry(raw)
+        if entry is None:
+            continue
+        _note_context(entry, context)
+        prompt = user_prompt(entry)
+        if prompt is not None and not (current is not None and current.repeats(prompt)):
+            if current is not None:
+                _emit(current, exchanges)
+            current = _Exchange(session_id, turn, line_offset, prompt, entry, context)
+            turn += 1
+        elif current is not None:
+            current.add(entry)
+    if current is None:
+        return Delta(exchanges, offset + end, turn, lines, False)
+    if final or current.complete(turn_over):
+        _emit(current, exchanges)
+        return Delta(exchanges, offset + end, turn, lines, False)
+    return Delta(exchanges, current.offset, current.turn, lines, True)
+
+
+def _entry(raw: bytes) -> dict[str, Any] | None:
+    if not raw.strip():
+        return None
+    try:
+        entry = json.loads(raw)
+    except (UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(entry, dict) or not isinstance(entry.get("payload"), dict):
+        return None
+    return entry
+
+
+def _note_context(entry: dict[str, Any], context: dict[str, str | None]) -> None:
+    """The session's directory and git branch, from `session_meta` and each `turn_context`."""
+    payload = entry["payload"]
+    if entry.get("type") not in ("session_meta", "turn_context"):
+        return
+    cwd = payload.get("cwd")
+    if isinstance(cwd, str) and cwd:
+        context["cwd"] = cwd
+    git = payload.get("git")
+    branch = git.get("branch") if isinstance(git, dict) else None
+    if isinstance(branch, str) and branch:
+        context["branch"] = branch
+
+
+def _texts(content: Any, kinds: tuple[str, ...]) -> str:
+    if not isinstance(content, list):
+        return ""
+    return "\n".join(
+        block["text"]
+        for block in content
+        if isinstance(block, dict) and block.get("type") in kinds and isinstance(block.get("text"), str)
+    )
+
+
+def user_prompt(entry: dict[str, Any]) -> str | None:
+    """The text the person typed, when `entry` records a prompt; None for everything else."""
+    if entry.get("type") != "event_msg":
+        return None
+    payload = entry["payload"]
+    if payload.get("type") == "user_message" and isinstance(payload.get("message"), str):
+        return str(payload["message"])
+    item = payload.get("item")
+    if (
+        payload.get("type") == "item_completed"
+        and isinstance(item, dict)
+        and item.get("type") == "UserMessage"
+    ):
+        return _texts(item.get("content"), ("text", "Text"))
+    return None
+
+
+def _timestamp(entry: dict[str, Any]) -> str | None:
+    value = entry.get("timestamp")
+    return value if isinstance(value, str) and _RFC3339.match(value) else None
+
+
+class _Exchange:
+    """One prompt and what followed it, gathered line by line."""
+
+    def __init__(
+        self,
+        session_id: str,
+        turn: int,
+        offset: int,
+        prompt: str,
+        entry: dict[str, Any],
+        context: dict[str, str | None],
+    ):
+        self.session_id = session_id
+        self.turn = turn
+        self.offset = offset
+        self.prompt = prompt
+        self.started_at = _timestamp(entry)
+        self.ended_at = self.started_at
+        self.cwd = context["cwd"]
+        self.git_branch = context["branch"]
+        self.reply: list[str] = []
+        self.calls = 0
+        self.done = False
+        self.digest: dict[str, list[str]] = {name: [] for name in DIGEST_FIELDS}
+        self._commands: dict[str, str] = {}
+
+    def repeats(self, prompt: str) -> bool:
+        """Whether `prompt` is this exchange's own, recorded a second time (both event forms)."""
+        return prompt == self.prompt and not self.reply and not self.calls
+
+    def _note(self, field: str, value: Any) -> None:
+        if not isinstance(value, str):
+            return
+        value = value.replace("\x00", "").strip()
+        if not value:
+            return
+        if len(value) > MAX_DIGEST_ITEM_CHARS:
+            value = value[: MAX_DIGEST_ITEM_CHARS - 1] + "…"
+        items = self.digest[field]
+        if value not in items and len(items) < MAX_DIGEST_ITEMS:
+            items.append(value)
+
+    def add(self, entry: dict[str, Any]) -> None:
+        payload = entry["payload"]
+        kind = payload.get("type")
+        stamp = _timestamp(entry)
+        if stamp:
+            self.ended_at = stamp
+        if entry.get("type") == "event_msg":
+            if kind == "task_complete":
+                self.done = True
+                last = payload.get("last_agent_message")
+                if not self.reply and isinstance(last, str) and last.strip():
+                    self.reply = [last]
+            return
+        if entry.get("type") != "response_item":
+            return
+        if kind == "message" and payload.get("role") == "assistant":
+            text = _texts(payload.get("content"), ("output_text",))
+            if text.strip():
+                self.reply.append(text)
+        elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
+            self.calls += 1
+            self.reply = []  # what the model says after its last tool call is the reply
+            self._tool(payload)
+        elif kind in ("function_call_output", "custom_tool_call_output"):
+            self._result(payload)
+
+    def _tool(self, payload: dict[str, Any]) -> None:
+        name = payload.get("name")
+        if payload.get("type") == "custom_tool_call" and isinstance(payload.get("input"), str):
+            for path in _PATCHED_FILE.findall(payload["input"]):
+                self._note("files_touched", path.strip())
+            return
+        try:
+            arguments = json.loads(payload.get("arguments") or "{}")
+        except (TypeError, ValueError):
+            return
+        if not isinstance(arguments, dict) or name not in SHELL_TOOLS:
+            return
+        command = arguments.get("cmd") or arguments.get("command")
+        if isinstance(command, list):
+            command = " ".join(str(part) for part in command)
+        if isinstance(command, str) and command.strip():
+            line = first_line(command)
+            self._note("commands", line)
+            call_id = payload.get("call_id")
+            if isinstance(call_id, str):
+                self._commands[call_id] = line
+
+    def _result(self, payload: dict[str, Any]) -> None:
+        output = payload.get("output")
+        if not isinstance(output, str):
+            return
+        code = _EXIT_CODE.search(output)
+        if code is not None and code.group(1) != "0":
+            self._note("errors", self._commands.get(str(payload.get("call_id")), "a command failed"))
+
+    def complete(self, turn_over: bool) -> bool:
+        """Codex said the turn is complete, or the Stop event came after a reply."""
+        return self.done or (turn_over and bool(self.reply))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "turn": self.turn,
+            "prompt": self.prompt.replace("\x00", "")[:MAX_TEXT_CHARS],
+            "reply": "\n\n".join(self.reply).replace("\x00", "")[:MAX_TEXT_CHARS],
+            "started_at": self.started_at,
+            "ended_at": self.ended_at,
+            "cwd": self.cwd[:MAX_CWD_CHARS] if self.cwd else None,
+            "git_branch": self.git_branch[:MAX_BRANCH_CHARS] if self.git_branch else None,
+            "digest": {name: list(items) for name, items in self.digest.items()},
+        }
+
+
+def _emit(current: _Exchange, exchanges: list[dict[str, Any]]) -> None:
+    if current.prompt.strip() or current.reply:
+        exchanges.append(current.as_dict())
