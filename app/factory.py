@@ -41,6 +41,7 @@ from app.links.supersede_rule import warm_up as warm_supersede_rule
 from app.mcp.endpoint import McpEndpoint
 from app.memories import MemoryService
 from app.memories.expiry import EXPIRE_JOB, ExpiryJobs
+from app.memories.merge_routes import merge_namespace
 from app.memories.routes import MemoryController
 from app.middleware import (
     RequestDeadlineMiddleware,
@@ -49,7 +50,7 @@ from app.middleware import (
     security_headers,
     server_timing_header,
 )
-from app.namespaces.routes import get_namespaces
+from app.namespaces.routes import get_namespaces, rename_own_namespace
 from app.namespaces.share_routes import share_routes
 from app.observability import RequestObserver, Scrape, metrics_route
 from app.openapi import LocalSwaggerUI, OpenAPIJsonPlugin
@@ -182,6 +183,8 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
             LinkController,
             list_namespace_links,
             get_namespaces,
+            rename_own_namespace,
+            merge_namespace,
             get_me,
             *share_routes({SCOPE_OPT: ADMIN}),  # managing shares needs an admin key
             recall_memories,

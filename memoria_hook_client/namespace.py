@@ -1,11 +1,14 @@
-"""Which namespace a Claude Code session's working directory recalls from (and `memoria remember` stores to).
+"""Which namespace a coding agent's working directory recalls from (and `memoria remember` stores to).
 
-Order: a configured path-prefix mapping, then the git repository holding `cwd`, named
-`repo:<basename of the repository root>`, then a configured default. Basenames, not full paths,
-because the same repository is checked out at different paths on different machines and should
-share its memories; two repositories with the same basename can be told apart with the mapping.
-When `cwd` does not exist, the basename of `cwd` itself stands in for the repository root, since
-Claude Code is normally started at the repository root.
+Order: a configured path-prefix mapping (`MEMORIA_CLIENT__NAMESPACE_MAP`, which always wins), then
+the git repository holding `cwd`, named by its project identity (`memoria_hook_client.identity`):
+`repo:<normalised origin remote>` (e.g. `repo:github.com/acme/shop`), else `repo:root-<root commit>`,
+else `repo:<basename of the repository root>` (the folder name, the only rule before the identity
+existed), then a configured default. Never full paths: the same repository is checked out at
+different paths on different machines and should share its memories. When `cwd` does not exist,
+the basename of `cwd` itself stands in for the repository root, since an agent is normally started
+at the repository root. `memoria namespaces migrate-project` renames a project's folder-name
+namespace (`repo_namespace`) to its identity's.
 
 This runs on the CLIENT only: the `memoria` commands (what you remember here comes back here), the
 command hook (which sends the answer as `?namespace=`) and the http-hook installer (which writes it
@@ -22,6 +25,8 @@ import json
 import os
 import re
 
+from memoria_hook_client.identity import project_identity, root_identity
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -35,9 +40,27 @@ _MAX_DEPTH = 64
 
 
 def repo_namespace(root: str) -> str | None:
-    """`repo:<basename>` with characters the namespace rule refuses replaced by `-`."""
+    """`repo:<basename>` with characters the namespace rule refuses replaced by `-`: the folder-name
+    namespace, the fallback of `project_namespace` (and every repository's name before it)."""
     base = _UNSAFE.sub("-", os.path.basename(os.path.normpath(root))).strip("-.")
     return f"{REPO_PREFIX}{base[:190]}" if base else None
+
+
+def project_namespace(root: str, env: Mapping[str, str] | None = None) -> str | None:
+    """`repo:<identity>` of the git checkout at `root`, else its folder-name namespace. `env` locates
+    the state directory caching root commits (default: this process's environment)."""
+    identity = project_identity(root, os.environ if env is None else env)
+    return f"{REPO_PREFIX}{identity}" if identity else repo_namespace(root)
+
+
+def former_namespaces(root: str, env: Mapping[str, str] | None = None) -> list[str]:
+    """The names the checkout at `root` had before its `project_namespace`, newest rule last: its
+    folder name (every repository's before project identities) and, when a remote names it now,
+    its root commit's (before the remote was added)."""
+    current = project_namespace(root, env)
+    root_commit = root_identity(root, os.environ if env is None else env)
+    names = [repo_namespace(root), f"{REPO_PREFIX}{root_commit}" if root_commit else None]
+    return [name for name in dict.fromkeys(names) if name and name != current]
 
 
 def git_root(cwd: str) -> str | None:
@@ -66,9 +89,13 @@ def _mapped(cwd: str, mapping: Mapping[str, str]) -> str | None:
 
 
 def namespace_for_cwd(
-    cwd: str | None, mapping: Mapping[str, str] | None = None, default: str | None = None
+    cwd: str | None,
+    mapping: Mapping[str, str] | None = None,
+    default: str | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> str | None:
-    """The namespace for `cwd`: mapped prefix, else `repo:<git root basename>`, else `default`."""
+    """The namespace for `cwd`: mapped prefix, else the git repository's `project_namespace`, else
+    `default`."""
     if not cwd or "\x00" in cwd:
         return default
     cwd = os.path.normpath(os.path.expanduser(cwd))
@@ -78,7 +105,7 @@ def namespace_for_cwd(
     if not os.path.isdir(cwd):
         return repo_namespace(cwd) or default
     root = git_root(cwd)
-    return (repo_namespace(root) if root else None) or default
+    return (project_namespace(root, env) if root else None) or default
 
 
 def mapping_from_environment(env: Mapping[str, str]) -> dict[str, str]:
@@ -112,4 +139,6 @@ def event_namespace(event: Mapping[str, object], env: Mapping[str, str], notes: 
         notes.append(str(exc))
         mapping = {}
     cwd = event.get("cwd")
-    return namespace_for_cwd(cwd if isinstance(cwd, str) else None, mapping, default_from_environment(env))
+    return namespace_for_cwd(
+        cwd if isinstance(cwd, str) else None, mapping, default_from_environment(env), env
+    )

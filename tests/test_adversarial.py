@@ -121,6 +121,8 @@ ROUTES: dict[tuple[str, str], RouteClass] = {
     ),
     (CAPTURE, "POST"): RouteClass("v1", WRITE, mutates=True),
     ("/v1/namespaces", "GET"): RouteClass("v1", READ),
+    ("/v1/namespaces/rename", "POST"): RouteClass("v1", WRITE, mutates=True),
+    ("/v1/namespaces/merge", "POST"): RouteClass("v1", WRITE, mutates=True),
     ("/v1/me", "GET"): RouteClass("v1", ANY_KEY),
     ("/v1/shares", "GET"): RouteClass("v1", READ),
     ("/v1/shares", "POST"): RouteClass("v1", ADMIN, mutates=True),
@@ -269,6 +271,7 @@ def probes(seed: Planted) -> list[Probe]:
     store, recall = (MEMORIES, "POST"), ("/v1/recall", "POST")
     listing, secrets = (MEMORIES, "GET"), (MEMORY + "/secrets", "GET")
     grant, revoke = ("/v1/shares", "POST"), ("/v1/shares", "DELETE")
+    rename, merge_into = ("/v1/namespaces/rename", "POST"), ("/v1/namespaces/merge", "POST")
     search, concept = ("/v1/graph/concepts", "GET"), (CONCEPT, "GET")
     hood, neighbors, merge = (
         (CONCEPT + "/neighborhood", "GET"),
@@ -620,6 +623,49 @@ def probes(seed: Planted) -> list[Probe]:
             phase=1,
         ),
         Probe(grant, "/v1/shares#team", {"namespace": TEAM, "user": THIRD}, target="team", phase=1),
+        # a rename names the caller's own namespaces only: alice's are not bob's to rename, by name
+        # (his own lookup does not find them) or by address (not an own name)
+        Probe(
+            rename,
+            "/v1/namespaces/rename#private",
+            {"namespace": PRIVATE, "new_name": "x"},
+            target="private",
+            phase=1,
+        ),
+        Probe(
+            rename, "/v1/namespaces/rename#team", {"namespace": TEAM, "new_name": "x"}, target="team", phase=1
+        ),
+        Probe(
+            rename,
+            "/v1/namespaces/rename#address",
+            {"namespace": addr_team, "new_name": "x"},
+            target="team",
+            refused=INVALID,
+            phase=1,
+        ),
+        # a merge too: alice's namespaces are not bob's to merge away nor to merge his into
+        Probe(
+            merge_into,
+            "/v1/namespaces/merge#private",
+            {"namespace": PRIVATE, "into": "bob-own", "apply": True},
+            target="private",
+            phase=1,
+        ),
+        Probe(
+            merge_into,
+            "/v1/namespaces/merge#team",
+            {"namespace": "bob-own", "into": TEAM, "apply": True},
+            target="team",
+            phase=1,
+        ),
+        Probe(
+            merge_into,
+            "/v1/namespaces/merge#address",
+            {"namespace": "bob-own", "into": addr_team, "apply": True},
+            target="team",
+            refused=INVALID,
+            phase=1,
+        ),
         # deletes
         # (links first: deleting t1 below takes its links out of reach)
         Probe(unlink, f"{MEMORIES}/{p1}/links/see-also/{p2}", target="private", phase=2),

@@ -169,7 +169,7 @@ async def test_a_cwd_naming_a_checkout_on_the_server_tells_the_client_nothing(
     def never(*_args: object, **_kwargs: object) -> None:
         raise AssertionError("the hook route resolved a client's path")
 
-    for name in ("namespace_for_cwd", "git_root", "repo_namespace", "_mapped"):
+    for name in ("namespace_for_cwd", "git_root", "repo_namespace", "project_namespace", "_mapped"):
         monkeypatch.setattr(client_namespace, name, never)
     prompt = "How do we deploy the service to production?"
     cwds: list[Path | str] = [

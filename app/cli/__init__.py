@@ -33,6 +33,7 @@ def _register() -> None:
     from app.cli.hooks import hook
     from app.cli.links import COMMANDS as LINK_COMMANDS
     from app.cli.mcp import mcp
+    from app.cli.namespaces import namespaces
     from app.cli.promote import promote
     from app.cli.secrets import secrets
     from app.cli.shares import share
@@ -51,6 +52,7 @@ def _register() -> None:
         main.add_command(command)
     main.add_command(promote)
     main.add_command(share)
+    main.add_command(namespaces)
 
 
 _register()

@@ -71,7 +71,7 @@ def _split(values: tuple[str, ...]) -> list[str]:
 @click.command()
 @click.argument("content")
 @click.option(
-    "-n", "--namespace", help="Default: this git repository's namespace (repo:<name>), else default."
+    "-n", "--namespace", help="Default: this git repository's (see `memoria namespaces`), else default."
 )
 @click.option("-c", "--category", help="e.g. decision, preference, fact, runbook.")
 @click.option("-t", "--tags", multiple=True, help="Comma-separated; repeatable.")

@@ -119,7 +119,8 @@ def _where(scope: str, project_dir: Path | None, config_file: Path | None) -> tu
 @click.option(
     "--namespace",
     help="Tools default to this namespace. Default: project and local installs use the project's "
-    "(repo:<git root name>, or MEMORIA_CLIENT__NAMESPACE_MAP); user installs name none.",
+    "(MEMORIA_CLIENT__NAMESPACE_MAP, else the git repository's, see `memoria namespaces`); "
+    "user installs name none.",
 )
 @_project_option
 @_file_option

@@ -17,9 +17,10 @@ a `headersHelper`, `app.mcp.key_header`, which Claude Code runs at connection an
 key as the hook does (the variable, else the key file of `memoria login`), so a shell with only the
 key file reaches the tools too; a project install (`.mcp.json`, committed) cannot name a command of
 this machine, so it needs the variable, and the install warns when Claude Code would send no key.
-Project and local installs carry the project's namespace (mapped prefix, else the git root as
-`repo:<name>`, computed here on the client) in the `X-Memoria-Namespace` header, so what the agent
-stores in one repository is recalled there and not elsewhere.
+Project and local installs carry the project's namespace (mapped prefix, else the repository's
+project identity from its origin remote: docs/projects.md; computed here on the client) in the
+`X-Memoria-Namespace` header, so what the agent stores in one repository is recalled there and not
+elsewhere.
 
 `--allow-tools` adds one permission rule, `mcp__memoria` (every tool of the server), to your own
 Claude Code settings (`permissions_path`), so a headless `claude -p` may call them; the uninstall

@@ -119,3 +119,14 @@ JOIN users owner ON owner.id = shared.user_id
 WHERE share.grantee_id = $1
 ORDER BY owner.name, shared.name
 """
+
+# Renaming keeps the namespace's id, so its memories, links, concept graph and shares stay with it;
+# the counts say what moved and whose address (`@owner/name`) changed.
+RENAME_NAMESPACE = """
+UPDATE namespaces SET name = $3
+WHERE user_id = $1 AND name = $2
+RETURNING
+    (SELECT count(*) FROM memories m
+     WHERE m.namespace_id = namespaces.id AND m.deleted_at IS NULL) AS memories,
+    (SELECT count(*) FROM namespace_shares s WHERE s.namespace_id = namespaces.id) AS shares
+"""
