@@ -30,15 +30,18 @@ from memoria_hook_client.transcript import (
     MAX_CWD_CHARS,
     MAX_DIGEST_ITEM_CHARS,
     MAX_DIGEST_ITEMS,
-    MAX_READ_BYTES,
     MAX_TEXT_CHARS,
     Delta,
     first_line,
+    gather,
+    read_with,
 )
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from memoria_hook_client.transcript import Gathered
 
 SHELL_TOOLS = ("exec_command", "shell", "local_shell")
 _PATCHED_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
@@ -50,57 +53,24 @@ def read_delta(
     path: str, offset: int, turn: int, session_id: str, final: bool = False, turn_over: bool = False
 ) -> Delta:
     """The exchanges in the rollout at `path` from byte `offset` on (see `transcript.read_delta`)."""
-    with open(path, "rb") as file:
-        file.seek(0, 2)
-        size = file.tell()
-        if offset > size:
-            offset, turn = 0, 0
-        limit = -1 if final else MAX_READ_BYTES
-        while True:
-            file.seek(offset)
-            data = file.read(limit)
-            truncated = offset + len(data) < size
-            delta = parse_delta(data, offset, turn, session_id, final, turn_over and not truncated)
-            if not (truncated and delta.pending and delta.offset == offset):
-                break
-            limit *= 2
-    return delta
+    return read_with(parse_delta, path, offset, turn, session_id, final, turn_over)
 
 
 def parse_delta(
     data: bytes, offset: int, turn: int, session_id: str, final: bool = False, turn_over: bool = False
 ) -> Delta:
-    """`read_delta` on bytes already read from `offset`."""
-    end = data.rfind(b"\n") + 1
-    exchanges: list[dict[str, Any]] = []
-    current: _Exchange | None = None
+    """`read_delta` on bytes already read from `offset`. A prompt Codex records twice in a row (as
+    its event and as its message) opens one exchange."""
     context: dict[str, str | None] = {"cwd": None, "branch": None}
-    position = 0
-    lines = 0
-    while position < end:
-        stop = data.index(b"\n", position) + 1
-        line_offset = offset + position
-        raw = data[position:stop]
-        position = stop
-        lines += 1
-        entry = _entry(raw)
-        if entry is None:
-            continue
+
+    def opens(entry: dict[str, Any], current: Gathered | None, turn: int, at: int) -> Gathered | None:
         _note_context(entry, context)
         prompt = user_prompt(entry)
-        if prompt is not None and not (current is not None and current.repeats(prompt)):
-            if current is not None:
-                _emit(current, exchanges)
-            current = _Exchange(session_id, turn, line_offset, prompt, entry, context)
-            turn += 1
-        elif current is not None:
-            current.add(entry)
-    if current is None:
-        return Delta(exchanges, offset + end, turn, lines, False)
-    if final or current.complete(turn_over):
-        _emit(current, exchanges)
-        return Delta(exchanges, offset + end, turn, lines, False)
-    return Delta(exchanges, current.offset, current.turn, lines, True)
+        if prompt is None or (isinstance(current, _Exchange) and current.repeats(prompt)):
+            return None
+        return _Exchange(session_id, turn, at, prompt, entry, context)
+
+    return gather(data, offset, turn, final, turn_over, _entry, opens)
 
 
 def _entry(raw: bytes) -> dict[str, Any] | None:
@@ -275,8 +245,3 @@ class _Exchange:
             "git_branch": self.git_branch[:MAX_BRANCH_CHARS] if self.git_branch else None,
             "digest": {name: list(items) for name, items in self.digest.items()},
         }
-
-
-def _emit(current: _Exchange, exchanges: list[dict[str, Any]]) -> None:
-    if current.prompt.strip() or current.reply:
-        exchanges.append(current.as_dict())

@@ -36,12 +36,15 @@ from memoria_hook_client.transcript import (
     MAX_TEXT_CHARS,
     Delta,
     first_line,
+    gather,
     read_with,
 )
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from memoria_hook_client.transcript import Gathered
 
 HOOK_CONTEXT = re.compile(r"<hook_context>.*?</hook_context>\s*", re.DOTALL)
 SESSION_CONTEXT = "<session_context>"
@@ -71,33 +74,12 @@ def parse_delta(
     data: bytes, offset: int, turn: int, session_id: str, final: bool = False, turn_over: bool = False
 ) -> Delta:
     """`read_delta` on bytes already read from `offset`; only whole lines count."""
-    end = data.rfind(b"\n") + 1
-    exchanges: list[dict[str, Any]] = []
-    current: _Exchange | None = None
-    position = 0
-    lines = 0
-    while position < end:
-        stop = data.index(b"\n", position) + 1
-        line_offset = offset + position
-        record = _record(data[position:stop])
-        position = stop
-        lines += 1
-        if record is None:
-            continue
+
+    def opens(record: dict[str, Any], _current: Gathered | None, turn: int, at: int) -> Gathered | None:
         prompt = genuine_prompt(record)
-        if prompt is not None:
-            if current is not None:
-                _emit(current, exchanges)
-            current = _Exchange(session_id, turn, line_offset, prompt, record)
-            turn += 1
-        elif current is not None:
-            current.add(record)
-    if current is None:
-        return Delta(exchanges, offset + end, turn, lines, False)
-    if final or current.complete(turn_over):
-        _emit(current, exchanges)
-        return Delta(exchanges, offset + end, turn, lines, False)
-    return Delta(exchanges, current.offset, current.turn, lines, True)
+        return None if prompt is None else _Exchange(session_id, turn, at, prompt, record)
+
+    return gather(data, offset, turn, final, turn_over, _record, opens)
 
 
 def _record(raw: bytes) -> dict[str, Any] | None:
@@ -266,8 +248,3 @@ def _call_error(call: dict[str, Any]) -> str:
             if isinstance(error, str):
                 return error
     return ""
-
-
-def _emit(current: _Exchange, exchanges: list[dict[str, Any]]) -> None:
-    if current.prompt.strip() or current.reply:
-        exchanges.append(current.as_dict())

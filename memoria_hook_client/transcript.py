@@ -32,7 +32,23 @@ import re
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
+    from typing import Any, Protocol
+
+    class Gathered(Protocol):
+        """An exchange being gathered line by line, of any agent's session file."""
+
+        @property
+        def turn(self) -> int: ...
+        @property
+        def offset(self) -> int: ...
+        @property
+        def prompt(self) -> str: ...
+        @property
+        def reply(self) -> object: ...  # anything empty when there is none yet
+        def add(self, entry: dict[str, Any]) -> None: ...
+        def complete(self, turn_over: bool) -> bool: ...
+        def as_dict(self) -> dict[str, Any]: ...
+
 
 #: A read takes at most this much of the transcript (a first capture of a long session, say); the
 #: rest follows on the next run, so one run stays well inside the hook's time budget.
@@ -131,25 +147,46 @@ def parse_delta(
     """`read_delta` on bytes already read from `offset`. `final`: store the last exchange whatever
     state it is in (SessionEnd); `turn_over`: the event says the turn ended (Stop), so a last text
     reply without a stop reason (a message Claude Code wrote block by block) is the final one."""
-    end = data.rfind(b"\n") + 1  # only whole lines; a partial last line waits
+
+    def opens(entry: dict[str, Any], _current: Gathered | None, turn: int, at: int) -> Gathered | None:
+        prompt = genuine_prompt(entry)
+        return None if prompt is None else _Exchange(session_id, turn, at, prompt, entry)
+
+    return gather(data, offset, turn, final, turn_over, _entry, opens)
+
+
+def gather(
+    data: bytes,
+    offset: int,
+    turn: int,
+    final: bool,
+    turn_over: bool,
+    entry_of: Callable[[bytes], dict[str, Any] | None],
+    opens: Callable[[dict[str, Any], Gathered | None, int, int], Gathered | None],
+) -> Delta:
+    """The line walk every agent's session file shares. Only whole lines are read (a partial last
+    line waits); `entry_of` reads a line (None: not a record); `opens(entry, current, turn, line
+    offset)` is the exchange a prompt entry begins, None when the entry belongs to the current one.
+    An exchange holding neither prompt text nor a reply is left out. The last exchange stays pending
+    (the cursor at its prompt line) until `complete`, unless `final`."""
+    end = data.rfind(b"\n") + 1
     exchanges: list[dict[str, Any]] = []
-    current: _Exchange | None = None
+    current: Gathered | None = None
     position = 0
     lines = 0
     while position < end:
         stop = data.index(b"\n", position) + 1
         line_offset = offset + position
-        raw = data[position:stop]
+        entry = entry_of(data[position:stop])
         position = stop
         lines += 1
-        entry = _entry(raw)
         if entry is None:
             continue
-        prompt = genuine_prompt(entry)
-        if prompt is not None:
+        opened = opens(entry, current, turn, line_offset)
+        if opened is not None:
             if current is not None:
                 _emit(current, exchanges)
-            current = _Exchange(session_id, turn, line_offset, prompt, entry)
+            current = opened
             turn += 1
         elif current is not None:
             current.add(entry)
@@ -350,7 +387,7 @@ class _Exchange:
         }
 
 
-def _emit(current: _Exchange, exchanges: list[dict[str, Any]]) -> None:
+def _emit(current: Gathered, exchanges: list[dict[str, Any]]) -> None:
     """Add `current` unless it holds nothing to remember (no prompt text and no reply)."""
     if current.prompt.strip() or current.reply:
         exchanges.append(current.as_dict())
