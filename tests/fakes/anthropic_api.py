@@ -9,11 +9,11 @@ tool call. `POST /v1/messages/count_tokens` gets a token count; anything else an
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from typing import Any
+
+from tests.fakes.model_api import Answer, RecordingApi, event_stream, json_answer
 
 
 @dataclass(frozen=True)
@@ -33,92 +33,28 @@ Script = Callable[[dict[str, Any]], Reply]
 
 
 @dataclass
-class Recorded:
-    path: str
-    body: dict[str, Any]
-
-
-@dataclass
-class FakeAnthropic:
+class FakeAnthropic(RecordingApi):
     script: Script
-    requests: list[Recorded] = field(default_factory=list)
-    _server: ThreadingHTTPServer | None = None
 
     @property
     def url(self) -> str:
-        assert self._server is not None
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return self.origin
 
-    def start(self) -> FakeAnthropic:
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:  # quiet
-                return
-
-            def do_GET(self) -> None:
-                fake.requests.append(Recorded(self.path, {}))
-                self._json({})
-
-            def do_HEAD(self) -> None:
-                self.send_response(200)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b"{}"
-                try:
-                    body = json.loads(raw or b"{}")
-                except ValueError:
-                    body = {}
-                fake.requests.append(Recorded(self.path, body))
-                path = self.path.split("?")[0]
-                if path.endswith("/count_tokens"):
-                    self._json({"input_tokens": 100})
-                elif path.endswith("/v1/messages"):
-                    reply = fake.script(body)
-                    if body.get("stream"):
-                        self._stream(body, reply)
-                    else:
-                        self._json(_message(body, reply))
-                else:
-                    self._json({})
-
-            def _json(self, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def _stream(self, body: dict[str, Any], reply: Reply) -> None:
-                data = "".join(
-                    f"event: {event['type']}\ndata: {json.dumps(event)}\n\n" for event in _events(body, reply)
-                ).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Cache-Control", "no-cache")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+    def answer(self, method: str, path: str, body: dict[str, Any]) -> Answer:
+        path = path.split("?")[0]
+        if method == "POST" and path.endswith("/count_tokens"):
+            return json_answer({"input_tokens": 100})
+        if method == "POST" and path.endswith("/v1/messages"):
+            reply = self.script(body)
+            if body.get("stream"):
+                events = _events(body, reply)
+                return event_stream("".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events))
+            return json_answer(_message(body, reply))
+        return json_answer({})
 
     def messages(self) -> list[dict[str, Any]]:
         """The bodies of every `POST /v1/messages` so far."""
-        return [r.body for r in self.requests if r.path.split("?")[0].endswith("/v1/messages")]
+        return self.bodies("/v1/messages")
 
 
 def _usage() -> dict[str, int]:

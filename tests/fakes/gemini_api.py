@@ -11,11 +11,11 @@ with a `functionResponse` part in the next request).
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from typing import Any
+
+from tests.fakes.model_api import Answer, RecordingApi, event_stream, json_answer
 
 
 @dataclass(frozen=True)
@@ -31,13 +31,6 @@ class FunctionCall:
 
 Reply = Text | FunctionCall
 Script = Callable[[dict[str, Any]], Reply]
-
-
-@dataclass
-class Recorded:
-    method: str
-    path: str
-    body: dict[str, Any]
 
 
 def _usage() -> dict[str, int]:
@@ -65,78 +58,27 @@ def _model_of(path: str) -> str:
 
 
 @dataclass
-class FakeGemini:
+class FakeGemini(RecordingApi):
     script: Script
-    requests: list[Recorded] = field(default_factory=list)
-    _server: ThreadingHTTPServer | None = None
 
     @property
     def url(self) -> str:
-        assert self._server is not None
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return self.origin
 
-    def start(self) -> FakeGemini:
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:  # quiet
-                return
-
-            def do_GET(self) -> None:
-                fake.requests.append(Recorded("GET", self.path, {}))
-                self._json({})
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b"{}"
-                try:
-                    body = json.loads(raw or b"{}")
-                except ValueError:
-                    body = {}
-                body = body if isinstance(body, dict) else {}
-                fake.requests.append(Recorded("POST", self.path, body))
-                action = self.path.split("?")[0].rsplit(":", 1)[-1]
-                if action == "streamGenerateContent":
-                    self._sse(generate_content_response(fake.script(body), _model_of(self.path)))
-                elif action == "generateContent":
-                    self._json(generate_content_response(fake.script(body), _model_of(self.path)))
-                elif action == "countTokens":
-                    self._json({"totalTokens": 100})
-                else:
-                    self._json({})
-
-            def _json(self, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def _sse(self, chunk: dict[str, Any]) -> None:
-                data = f"data: {json.dumps(chunk)}\r\n\r\n".encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Cache-Control", "no-cache")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+    def answer(self, method: str, path: str, body: dict[str, Any]) -> Answer:
+        action = path.split("?")[0].rsplit(":", 1)[-1]
+        if method == "POST" and action == "streamGenerateContent":
+            chunk = generate_content_response(self.script(body), _model_of(path))
+            return event_stream(f"data: {json.dumps(chunk)}\r\n\r\n")
+        if method == "POST" and action == "generateContent":
+            return json_answer(generate_content_response(self.script(body), _model_of(path)))
+        if method == "POST" and action == "countTokens":
+            return json_answer({"totalTokens": 100})
+        return json_answer({})
 
     def generations(self) -> list[dict[str, Any]]:
         """The bodies of every `streamGenerateContent` request so far (the model's turns)."""
-        return [r.body for r in self.requests if r.path.split("?")[0].endswith(":streamGenerateContent")]
+        return self.bodies(":streamGenerateContent")
 
 
 def texts(value: Any) -> Iterator[str]:

@@ -11,11 +11,11 @@ models or an empty object.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from typing import Any
+
+from tests.fakes.model_api import Answer, RecordingApi, event_stream, json_answer
 
 
 @dataclass(frozen=True)
@@ -37,86 +37,25 @@ Script = Callable[[dict[str, Any]], Reply]
 
 
 @dataclass
-class Recorded:
-    method: str
-    path: str
-    body: dict[str, Any]
-
-
-@dataclass
-class FakeResponses:
+class FakeResponses(RecordingApi):
     script: Script
-    requests: list[Recorded] = field(default_factory=list)
-    _server: ThreadingHTTPServer | None = None
-    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def url(self) -> str:
         """The provider's `base_url` (Codex appends `/responses`)."""
-        assert self._server is not None
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
+        return f"{self.origin}/v1"
 
-    def start(self) -> FakeResponses:
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:  # quiet
-                return
-
-            def do_GET(self) -> None:
-                fake.record("GET", self.path, {})
-                self._json({"object": "list", "data": [], "models": []})
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b"{}"
-                try:
-                    body = json.loads(raw or b"{}")
-                except ValueError:
-                    body = {}
-                fake.record("POST", self.path, body)
-                if self.path.split("?")[0].endswith("/responses"):
-                    self._stream(_events(body, fake.script(body), len(fake.responses())))
-                else:
-                    self._json({})
-
-            def _json(self, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def _stream(self, events: list[dict[str, Any]]) -> None:
-                data = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Cache-Control", "no-cache")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-
-    def record(self, method: str, path: str, body: dict[str, Any]) -> None:
-        with self._lock:
-            self.requests.append(Recorded(method, path, body))
+    def answer(self, method: str, path: str, body: dict[str, Any]) -> Answer:
+        if method == "GET":
+            return json_answer({"object": "list", "data": [], "models": []})
+        if path.split("?")[0].endswith("/responses"):
+            events = _events(body, self.script(body), len(self.responses()))
+            return event_stream("".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events))
+        return json_answer({})
 
     def responses(self) -> list[dict[str, Any]]:
         """The bodies of every `POST …/responses` so far."""
-        with self._lock:
-            return [r.body for r in self.requests if r.path.split("?")[0].endswith("/responses")]
+        return self.bodies("/responses")
 
 
 def _item(reply: Reply, number: int) -> dict[str, Any]:
