@@ -159,12 +159,12 @@ async def test_list_paginates_with_a_stable_cursor(client: Client, alice: dict[s
     assert seen == ids[::-1]
 
 
-async def test_list_filters_by_namespace_category_tags_and_time(
+async def test_list_filters_by_namespace_category_source_tags_and_time(
     client: Client, alice: dict[str, str]
 ) -> None:
     a = await store(client, alice, content="a", namespace="ns1", category="fact", tags=["x", "y"])
-    b = await store(client, alice, content="b", namespace="ns1", category="pref", tags=["x"])
-    c = await store(client, alice, content="c", namespace="ns2", tags=["y"])
+    b = await store(client, alice, content="b", namespace="ns1", category="pref", tags=["x"], source="codex")
+    c = await store(client, alice, content="c", namespace="ns2", tags=["y"], source="claude-code")
 
     async def ids(params: dict[str, str | list[str]]) -> set[int]:
         response = await client.get("/v1/memories", params=params, headers=alice)
@@ -174,6 +174,11 @@ async def test_list_filters_by_namespace_category_tags_and_time(
     assert await ids({"namespace": "ns1"}) == {a["id"], b["id"]}
     assert await ids({"namespace": ["ns1", "ns2"]}) == {a["id"], b["id"], c["id"]}
     assert await ids({"category": "pref"}) == {b["id"]}
+    assert await ids({"source": "codex"}) == {b["id"]}
+    assert await ids({"source": "claude-code", "namespace": ["ns1", "ns2"]}) == {c["id"]}
+    assert await ids({"source": "gemini"}) == set()
+    empty = await client.get("/v1/memories", params={"source": ""}, headers=alice)
+    assert empty.status_code == 422 and "source" in empty.text
     assert await ids({"tags": ["x", "y"]}) == {a["id"], b["id"], c["id"]}
     assert await ids({"tags": ["x", "y"], "tags_match": "all"}) == {a["id"]}
     assert await ids({"created_since": "2000-01-01T00:00:00Z"}) == {a["id"], b["id"], c["id"]}

@@ -298,6 +298,12 @@ async def test_the_list_filters_and_pages(client: Client, alice_key: str, app: L
     ops = (await client.get("/memories?namespace=ops")).text
     assert ops.count('class="memory"') == 3
     assert (await client.get("/memories?category=preference")).text.count('class="memory"') == 1
+    captured = {"content": "Codex ran the migrations", "source": "codex"}
+    bearer = {"Authorization": f"Bearer {alice_key}"}
+    stored = await client.post("/v1/memories", json=captured, headers=bearer)
+    assert stored.status_code == 201, stored.text
+    from_codex = (await client.get("/memories?source=codex")).text
+    assert from_codex.count('class="memory"') == 1 and "Codex ran the migrations" in from_codex
     bad = await client.get("/memories?since=yesterday")
     assert bad.status_code == 400 and "From: a date" in bad.text
     unknown = await client.get("/memories?namespace=nope")

@@ -173,6 +173,7 @@ def recall(
 @click.command("list")
 @click.option("-n", "--namespace", multiple=True, help="Repeatable. Default: all your namespaces.")
 @click.option("-c", "--category")
+@click.option("-s", "--source", help="Only from this source: the agent an exchange came from, e.g. codex.")
 @click.option("-t", "--tags", multiple=True, help="Memories with any of these tags.")
 @click.option("-l", "--limit", type=click.IntRange(1, 200), default=20, show_default=True)
 @click.option("--all", "everything", is_flag=True, help="Every match, page after page.")
@@ -183,6 +184,7 @@ def recall(
 def list_memories(
     namespace: tuple[str, ...],
     category: str | None,
+    source: str | None,
     tags: tuple[str, ...],
     limit: int,
     everything: bool,
@@ -195,6 +197,7 @@ def list_memories(
     params: dict[str, Any] = {
         "namespace": list(namespace) or None,
         "category": category,
+        "source": source,
         "tags": _split(tags) or None,
         "include_sensitive": str(include_sensitive).lower(),
         "include_superseded": str(include_superseded).lower(),

@@ -129,6 +129,7 @@ FROM memories m JOIN ({{ seen_namespaces(:user_id::bigint) }}) n ON n.id = m.nam
 WHERE (CASE WHEN :namespace_ids::bigint[] IS NULL THEN n.owned ELSE n.id = ANY(:namespace_ids) END)
   AND (:namespace_ids::bigint[] IS NULL OR m.namespace_id = ANY(:namespace_ids))
   AND (:category::text IS NULL OR m.category = :category)
+  AND (:source::text IS NULL OR m.source = :source)
   AND (:tags::text[] IS NULL OR (CASE WHEN :tags_match_all::boolean THEN m.tags @> :tags ELSE m.tags && :tags END))
   AND (:created_since::timestamptz IS NULL OR m.created_at >= :created_since)
   AND (:created_until::timestamptz IS NULL OR m.created_at < :created_until)

@@ -106,6 +106,7 @@ class ListMemories(_MemoriesQuery):
     user_id: int
     namespace_ids: list[int] | None
     category: str | None
+    source: str | None
     tags: list[str] | None
     tags_match_all: bool
     created_since: datetime | None

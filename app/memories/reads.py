@@ -40,6 +40,9 @@ class SecretsUnreadable(ApiError):
 class ListFilters:
     namespaces: Sequence[str] | None = None
     category: str | None = None
+    source: str | None = None
+    """Where the memories came from: the agent a captured exchange came from (`claude-code`, `codex`,
+    `gemini`), or what a store named."""
     tags: Sequence[str] | None = None
     tags_match_all: bool = False
     created_since: datetime | None = None
@@ -99,6 +102,7 @@ class MemoryReads:
             user_id=user_id,
             namespace_ids=ns_ids,
             category=filters.category,
+            source=filters.source,
             tags=list(filters.tags) if filters.tags else None,
             tags_match_all=filters.tags_match_all,
             created_since=as_utc(filters.created_since),

@@ -30,6 +30,7 @@ from app.memories.schemas import (
     Timestamp,
 )
 from app.memories.service import ListFilters, MemoryService
+from app.memories.validation import SOURCE_MAX_CHARS
 
 AuthRequest = Request[AuthUser, int, Any]
 MemoryId = Annotated[int, PathParameter(ge=1, le=2**63 - 1, description="Memory id")]
@@ -121,6 +122,15 @@ class MemoryController(Controller):
         memories: Service,
         namespace: FromQuery[list[str] | None] = None,
         category: Annotated[str | None, QueryParameter(**CATEGORY)] = None,
+        source: Annotated[
+            str | None,
+            QueryParameter(
+                min_length=1,
+                max_length=SOURCE_MAX_CHARS,
+                description="Only memories from this source: the agent an exchange was captured from "
+                "(`claude-code`, `codex`, `gemini`), or what a store named.",
+            ),
+        ] = None,
         tags: FromQuery[list[Text] | None] = None,
         tags_match: FromQuery[Literal["any", "all"]] = "any",
         created_since: FromQuery[Timestamp | None] = None,
@@ -143,6 +153,7 @@ class MemoryController(Controller):
         filters = ListFilters(
             namespaces=namespace,
             category=category,
+            source=source,
             tags=tags,
             tags_match_all=tags_match == "all",
             created_since=created_since,

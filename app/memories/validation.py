@@ -13,6 +13,9 @@ from app.memories.schemas import MemoryIn, MemoryPatch, in_utc
 from app.memories.settings import MemorySettings
 from app.namespaces import validate_namespace_name
 
+SOURCE_MAX_CHARS = 500
+"""A memory's `source`: a short name of where it came from, never a document."""
+
 
 def clean_content(content: str, limits: MemorySettings, where: str = "content") -> str:
     no_nul(content, where)
@@ -99,7 +102,7 @@ def clean_memory(item: MemoryIn, limits: MemorySettings, where: str = "") -> Mem
         expanded_keywords=_clean_optional(
             item.expanded_keywords, f"{where}expanded_keywords", limits.max_keywords_chars
         ),
-        source=_clean_optional(item.source, f"{where}source", 500),
+        source=_clean_optional(item.source, f"{where}source", SOURCE_MAX_CHARS),
     )
 
 
@@ -116,7 +119,7 @@ def clean_patch(patch: MemoryPatch, limits: MemorySettings) -> MemoryPatch:
             patch.expanded_keywords, "expanded_keywords", limits.max_keywords_chars
         )
     if patch.source is None or isinstance(patch.source, str):
-        changes["source"] = _clean_optional(patch.source, "source", 500)
+        changes["source"] = _clean_optional(patch.source, "source", SOURCE_MAX_CHARS)
     if isinstance(patch.metadata, dict):
         check_metadata(patch.metadata, limits)
     for name in ("valid_from", "valid_to"):

@@ -64,6 +64,7 @@ class ListChoice:
 
     namespace: str = ""
     category: str = ""
+    source: str = ""
     tags: str = ""
     kind: str = ""
     since: str = ""
@@ -79,6 +80,7 @@ class ListChoice:
         return cls(
             namespace=query.get("namespace", ""),
             category=query.get("category", "").strip(),
+            source=query.get("source", "").strip(),
             tags=query.get("tags", "").strip(),
             kind=query.get("kind", ""),
             since=query.get("since", ""),
@@ -95,6 +97,7 @@ class ListChoice:
         return ListFilters(
             namespaces=[self.namespace] if self.namespace else None,
             category=self.category or None,
+            source=self.source or None,
             tags=[t.strip() for t in self.tags.split(",") if t.strip()] or None,
             created_since=day_start(self.since, "From"),
             created_until=day_start(self.until, "To"),
