@@ -40,6 +40,8 @@ EXPECTED: dict[tuple[str, str], str] = {
     **{("POST", f"/v1/capture/{host}"): WRITE for host in HOSTS},  # one capture route per agent
     ("POST", "/v1/recall"): READ,
     ("GET", "/v1/namespaces"): READ,
+    ("POST", "/v1/namespaces/rename"): WRITE,
+    ("POST", "/v1/namespaces/merge"): WRITE,
     ("GET", "/v1/me"): ANY_KEY,
     ("GET", "/v1/shares"): READ,
     ("POST", "/v1/shares"): ADMIN,
