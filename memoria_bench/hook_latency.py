@@ -31,9 +31,9 @@ import httpx
 
 from app.core.net import free_port
 from app.core.stats import latency_summary
+from app.hooks.hosts import CLAUDE_CODE, Host
 from app.hooks.install import command_hook
 from app.hooks.routes import OUTCOME_HEADER
-from memoria_hook_client.command import HOOK_PATH
 from memoria_hook_client.environment import ENV_API_KEY, ENV_HOOK_BUDGET, ENV_HOOK_LOG
 
 #: The columns of each measured row, in order.
@@ -62,14 +62,15 @@ def prompts(count: int) -> list[str]:
     return [f"{TOPICS[i % len(TOPICS)]} (question {i} of {salt})?" for i in range(count)]
 
 
-def event(prompt: str, cwd: str) -> dict[str, Any]:
+def event(prompt: str, cwd: str, host: Host = CLAUDE_CODE) -> dict[str, Any]:
     """A prompt of a new session each time: the server's per-session ledger would otherwise leave
-    out of later prompts what earlier ones were given, and the runs would not measure alike."""
+    out of later prompts what earlier ones were given, and the runs would not measure alike. Named
+    as `host` names its prompt event (the payload's other fields are alike)."""
     return {
         "session_id": f"bench-{secrets.token_hex(8)}",
         "transcript_path": os.devnull,
         "cwd": cwd,
-        "hook_event_name": "UserPromptSubmit",
+        "hook_event_name": host.prompt_event,
         "prompt": prompt,
     }
 
@@ -101,15 +102,16 @@ def timed(work: Callable[[], str], runs: int, warmup: int) -> tuple[list[float],
 
 
 def bench_endpoint(
-    url: str, key: str, cwd: str, namespace: str | None, runs: int, warmup: int
+    url: str, key: str, cwd: str, namespace: str | None, runs: int, warmup: int, host: Host = CLAUDE_CODE
 ) -> dict[str, Any]:
     texts = iter(prompts(runs + warmup))
+    path = f"/v1/hooks/{host.name}/user-prompt-submit"
     params = {"namespace": namespace} if namespace else {}
     headers = {"Authorization": f"Bearer {key}", "Connection": "close"}
     with httpx.Client(base_url=url, timeout=10) as http:
 
         def once() -> str:
-            response = http.post(HOOK_PATH, json=event(next(texts), cwd), params=params, headers=headers)
+            response = http.post(path, json=event(next(texts), cwd, host), params=params, headers=headers)
             response.raise_for_status()
             outcome: str = response.headers.get(OUTCOME_HEADER, "?")
             return outcome.split(":")[0]
@@ -119,15 +121,23 @@ def bench_endpoint(
 
 
 def bench_process(
-    name: str, url: str, key: str, cwd: str, namespace: str | None, runs: int, warmup: int, log: Path
+    name: str,
+    url: str,
+    key: str,
+    cwd: str,
+    namespace: str | None,
+    runs: int,
+    warmup: int,
+    log: Path,
+    host: Host = CLAUDE_CODE,
 ) -> dict[str, Any]:
-    argv = shlex.split(command_hook(url, namespace)["command"])
+    argv = shlex.split(command_hook(url, namespace, agent=host.name)["command"])
     env = {**os.environ, ENV_API_KEY: key, ENV_HOOK_LOG: str(log)}
     env.pop(ENV_HOOK_BUDGET, None)
     texts = iter(prompts(runs + warmup))
 
     def once() -> str:
-        payload = json.dumps(event(next(texts), cwd)).encode()
+        payload = json.dumps(event(next(texts), cwd, host)).encode()
         done = subprocess.run(argv, input=payload, capture_output=True, env=env, timeout=30, check=False)
         if done.returncode != 0:
             raise BenchFailed(f"the command hook exited {done.returncode}: {done.stderr[-300:]!r}")
@@ -142,9 +152,10 @@ def _describe(outcomes: Counter[str]) -> str:
 
 
 def bench_hook_latency(
-    url: str, key: str, cwd: str, namespace: str | None, runs: int, warmup: int
+    url: str, key: str, cwd: str, namespace: str | None, runs: int, warmup: int, host: Host = CLAUDE_CODE
 ) -> list[dict[str, Any]]:
-    """The three rows: the endpoint, the command hook with the server up, and with it down."""
+    """The three rows for `host`'s prompt hook: the endpoint, the command hook with the server up,
+    and with it down."""
     try:
         ready = httpx.get(f"{url}/readyz", timeout=5)
     except httpx.HTTPError as exc:
@@ -155,7 +166,7 @@ def bench_hook_latency(
         log = Path(scratch) / "hook.log"
         down = f"http://127.0.0.1:{free_port()}"
         return [
-            bench_endpoint(url, key, cwd, namespace, runs, warmup),
-            bench_process("command hook, server up", url, key, cwd, namespace, runs, warmup, log),
-            bench_process("command hook, server down", down, key, cwd, namespace, runs, warmup, log),
+            bench_endpoint(url, key, cwd, namespace, runs, warmup, host),
+            bench_process("command hook, server up", url, key, cwd, namespace, runs, warmup, log, host),
+            bench_process("command hook, server down", down, key, cwd, namespace, runs, warmup, log, host),
         ]

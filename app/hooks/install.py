@@ -45,6 +45,7 @@ from typing import Any, Literal
 from urllib.parse import quote, urlsplit
 
 from app.client.json_file import JsonFileError, read_object, render_edit, write_atomically
+from memoria_hook_client.agents import DEFAULT_AGENT
 from memoria_hook_client.command import HOOK_PATH, ROUTES, SUBCOMMANDS
 from memoria_hook_client.environment import DEFAULT_URL, ENV_API_KEY
 from memoria_hook_client.namespace import namespace_for_cwd
@@ -109,9 +110,15 @@ def http_hook(url: str, namespace: str | None) -> dict[str, Any]:
 
 
 def command_hook(
-    url: str, namespace: str | None, sub: str = "user-prompt-submit", *, run_async: bool = False
+    url: str,
+    namespace: str | None,
+    sub: str = "user-prompt-submit",
+    *,
+    run_async: bool = False,
+    agent: str = DEFAULT_AGENT,
 ) -> dict[str, Any]:
-    """Run by the checkout's launcher under `python -S` (fast start) when there is a checkout."""
+    """Run by the checkout's launcher under `python -S` (fast start) when there is a checkout; an
+    agent other than Claude Code is named (`--agent`), so the client reads that agent's payload."""
     if SCRIPT.is_file():
         argv = [sys.executable, "-S", str(SCRIPT)]
     else:
@@ -121,6 +128,8 @@ def command_hook(
         argv += ["--url", url]
     if namespace:
         argv += ["--namespace", namespace]
+    if agent != DEFAULT_AGENT:
+        argv += ["--agent", agent]
     timeout = CAPTURE_TIMEOUT_S if sub == "capture" else COMMAND_TIMEOUT_S
     hook: dict[str, Any] = {"type": "command", "command": shlex.join(argv), "timeout": timeout}
     if run_async:

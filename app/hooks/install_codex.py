@@ -81,7 +81,7 @@ def planned(request: InstallRequest) -> list[CodexHook]:
     hooks = []
     for event, (sub, _, timeout) in EVENTS.items():
         if wanted[event]:
-            command = command_hook(request.url, request.namespace, sub)["command"] + f" --agent {AGENT}"
+            command = command_hook(request.url, request.namespace, sub, agent=AGENT)["command"]
             hooks.append(CodexHook(event, command, timeout))
     return hooks
 

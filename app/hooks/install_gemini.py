@@ -27,7 +27,6 @@ as it is.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -86,7 +85,7 @@ def request_path(request: InstallRequest) -> Path:
 def gemini_hook(url: str, namespace: str | None, sub: str) -> dict[str, Any]:
     """The command hook for subcommand `sub`, as Claude Code's installer writes it, naming the agent
     so the client reads Gemini CLI's payload; its timeout in milliseconds."""
-    command = command_hook(url, namespace, sub)["command"] + " " + shlex.join(["--agent", AGENT])
+    command = command_hook(url, namespace, sub, agent=AGENT)["command"]
     timeout = CAPTURE_TIMEOUT_MS if sub == "capture" else COMMAND_TIMEOUT_MS
     return {"name": NAMES[sub], "type": "command", "command": command, "timeout": timeout}
 

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from app.cli import config
 from app.client.api import api_key
+from app.hooks.hosts import CLAUDE_CODE, HOSTS
 from memoria_bench.cli.common import save_report
 from memoria_bench.hook_latency import COLUMNS, BenchFailed, bench_hook_latency
 from memoria_hook_client.namespace import namespace_for_cwd
@@ -23,6 +24,13 @@ from memoria_hook_client.namespace import namespace_for_cwd
 @click.option("--key", help="API key (default: MEMORIA_CLIENT__API_KEY or the key file).")
 @click.option("--namespace", help="Recall from this namespace (default: the one of --cwd, worked out here).")
 @click.option("--cwd", default=os.getcwd, show_default="current directory", help="The session's directory.")
+@click.option(
+    "--agent",
+    type=click.Choice(sorted(HOSTS)),
+    default=CLAUDE_CODE.name,
+    show_default=True,
+    help="The coding agent whose prompt hook to time (its route, event name and `--agent`).",
+)
 @click.option("--runs", type=click.IntRange(2, 10_000), default=30, show_default=True)
 @click.option("--warmup", type=click.IntRange(0, 100), default=3, show_default=True)
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON.")
@@ -31,6 +39,7 @@ def bench_hook(
     key: str | None,
     namespace: str | None,
     cwd: str,
+    agent: str,
     runs: int,
     warmup: int,
     json_out: Path | None,
@@ -40,14 +49,14 @@ def bench_hook(
     url = (url or client.url).rstrip("/")
     namespace = namespace or namespace_for_cwd(cwd, client.namespace_map, client.default_namespace)
     try:
-        rows = bench_hook_latency(url, key or api_key(client), cwd, namespace, runs, warmup)
+        rows = bench_hook_latency(url, key or api_key(client), cwd, namespace, runs, warmup, HOSTS[agent])
     except BenchFailed as exc:
         raise click.ClickException(str(exc)) from exc
-    table = Table(title=f"memoria bench hook: {url}")
+    table = Table(title=f"memoria bench hook --agent {agent}: {url}")
     for column in COLUMNS:
         table.add_column(column, justify="left" if column in ("measure", "note") else "right")
     for row in rows:
         table.add_row(*(str(row[column]) for column in COLUMNS))
     Console().print(table)
     sys.stdout.flush()
-    save_report({"rows": rows}, json_out)
+    save_report({"agent": agent, "rows": rows}, json_out)
