@@ -26,6 +26,8 @@ MODEL = "qwen-fake"
 
 #: What a person's own `~/.qwen/settings.json` holds in these tests (an install must keep it).
 USER_SETTINGS: dict[str, Any] = {
+    # 0.24.4's settings format: it adds this to a file without it at its first run
+    "$version": 4,
     "security": {"auth": {"selectedType": "openai"}},
     "privacy": {"usageStatisticsEnabled": False},
     "telemetry": {"enabled": False},
