@@ -6,7 +6,8 @@ Completions API on 127.0.0.1 (`OPENAI_BASE_URL`, `tests.fakes.openai_chat_api`) 
 `OPENAI_API_KEY` and `OPENAI_MODEL`, and runs in the test's own HOME, whose
 `~/.qwen/settings.json` picks OpenAI auth and turns usage statistics, telemetry and update checks
 off, and the bundled ripgrep off (npm installs it without its execute bit, and Qwen Code says so on
-stderr at every run).
+stderr at every run). Read off 0.24.4: with these, a `qwen -p` run opens one TCP connection, to the
+fake (strace of its `connect` calls).
 """
 
 from __future__ import annotations
