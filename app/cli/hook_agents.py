@@ -22,7 +22,7 @@ config_dir_option = click.option(
     "--config-dir",
     type=click.Path(file_okay=False, path_type=Path),
     help="The agent's config folder to edit instead of its own (Codex: $CODEX_HOME, else ~/.codex; "
-    "Gemini CLI: ~/.gemini, or the project's .gemini with --scope project).",
+    "Gemini CLI: ~/.gemini, or the project's .gemini with --scope project; Qwen Code: likewise ~/.qwen).",
 )
 
 
@@ -32,7 +32,7 @@ def agents_named(agent: str) -> list[str]:
         return [agent]
     found = installers.detected()
     if not found:
-        raise click.ClickException("--agent all: no coding agent found on PATH (claude, codex, gemini)")
+        raise click.ClickException("--agent all: no coding agent found on PATH (claude, codex, gemini, qwen)")
     return found
 
 

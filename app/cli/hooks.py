@@ -171,7 +171,8 @@ def hook_install(
     Codex CLI (`--agent codex`): SessionStart, UserPromptSubmit and capture on Stop, with Codex's
     trust entries, in $CODEX_HOME/config.toml. Gemini CLI (`--agent gemini`): SessionStart, BeforeAgent
     and capture on AfterAgent, PreCompress and SessionEnd, in ~/.gemini/settings.json (or the
-    project's .gemini/settings.json).
+    project's .gemini/settings.json). Qwen Code (`--agent qwen`): SessionStart and UserPromptSubmit
+    (no capture yet), in ~/.qwen/settings.json (or the project's .qwen/settings.json).
     """
     if not (session_start or recall or capture):
         raise click.UsageError(

@@ -75,7 +75,15 @@ GEMINI = Host(
     prompt_event="BeforeAgent",
 )
 
-HOSTS: dict[str, Host] = {host.name: host for host in (CLAUDE_CODE, CODEX, GEMINI)}
+QWEN = Host(
+    name="qwen",
+    label="Qwen Code",
+    # Qwen Code (a Gemini CLI fork) takes Claude Code's events and answer shape and documents no
+    # limit on additionalContext (it appends the text to the prompt's turn): held to Claude Code's.
+    max_context_chars=9_000,
+)
+
+HOSTS: dict[str, Host] = {host.name: host for host in (CLAUDE_CODE, CODEX, GEMINI, QWEN)}
 """Every host, by name: one set of hook routes and one capture route each."""
 
 

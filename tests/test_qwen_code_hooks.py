@@ -1,0 +1,182 @@
+"""The real Qwen Code (from npm) with the hooks `memoria hook install --agent qwen` writes, against a
+real `memoria serve` (embedded PostgreSQL), its model played by the fake OpenAI Chat Completions
+API on 127.0.0.1.
+
+1. A pinned memory of the project's namespace reaches the first request the model gets (Memoria's
+   SessionStart / UserPromptSubmit context), and the person's own settings stay as they were.
+2. Server stopped: `qwen -p` prints exactly what it prints with no hooks installed.
+
+The hooks are installed in user scope (`~/.qwen/settings.json` of the test's HOME, which already
+holds the person's own settings). Every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from memoria_bench.serve import served_api
+from tests.fakes.openai_chat_api import FakeOpenAIChat
+from tests.qwen_code import (
+    QWEN_TIMEOUT_S,
+    USER_SETTINGS,
+    qwen_argv,
+    qwen_binary,
+    qwen_env,
+    write_user_settings,
+)
+from tests.test_claude_code_mcp import MEMORIA
+
+pytestmark = pytest.mark.e2e
+
+PINNED_FACT = "Pinned: the quokka-9 project ships every release from the release-train branch only."
+PROMPT = "Which branch does quokka-9 ship its releases from?"
+REPLY = "quokka-9 ships every release from the release-train branch."
+HOOK_EVENTS = {"SessionStart", "UserPromptSubmit"}
+
+
+@pytest.fixture
+def fake_model() -> Iterator[FakeOpenAIChat]:
+    fake = FakeOpenAIChat(lambda body: REPLY).start()
+    yield fake
+    fake.stop()
+
+
+@dataclass
+class Project:
+    """A git repository, a HOME (with the person's Qwen Code settings) and the server's data."""
+
+    repo: Path
+    home: Path
+    hook_log: Path
+    data_dir: Path
+
+    @property
+    def namespace(self) -> str:
+        return f"repo:{self.repo.name}"
+
+    @property
+    def settings(self) -> Path:
+        return self.home / ".qwen" / "settings.json"
+
+    def client_env(self, base: str, key: str) -> dict[str, str]:
+        keep = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORIA_", "XDG_"))}
+        return keep | {
+            "HOME": str(self.home),
+            "MEMORIA_CLIENT__URL": base,
+            "MEMORIA_CLIENT__API_KEY": key,
+            "MEMORIA_CLIENT__HOOK_LOG": str(self.hook_log),
+        }
+
+    def log(self) -> str:
+        return self.hook_log.read_text()[-4000:] if self.hook_log.is_file() else "(no hook log)"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    repo = tmp_path / "quokka-9"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=30)
+    home = tmp_path / "home"
+    write_user_settings(home)
+    return Project(repo, home, tmp_path / "hook.log", tmp_path / "pgdata")
+
+
+async def _run(
+    argv: list[str], cwd: Path, env: dict[str, str], limit_s: float
+) -> subprocess.CompletedProcess[str]:
+    """Run a command in a worker thread, so the server's output keeps being read meanwhile."""
+    return await asyncio.to_thread(
+        subprocess.run, argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=limit_s, check=False
+    )
+
+
+def _shown(run: subprocess.CompletedProcess[str], project: Project) -> str:
+    return (
+        f"exit {run.returncode}\nstdout:\n{run.stdout[-3000:]}\nstderr:\n{run.stderr[-3000:]}\n"
+        f"hook log:\n{project.log()}"
+    )
+
+
+async def _create_key(project: Project) -> str:
+    env = {**os.environ, "MEMORIA_DATABASE__DATA_DIR": str(project.data_dir), "HF_HUB_OFFLINE": "1"}
+    created = await _run(
+        [MEMORIA, "keys", "create", "--user", "qwen", "--create-user"], project.repo, env, 120
+    )
+    assert created.returncode == 0, created.stderr
+    return created.stdout.strip()
+
+
+async def _install_hooks(project: Project, base: str, key: str) -> None:
+    """`memoria hook install --agent qwen` into the person's own ~/.qwen/settings.json."""
+    installed = await _run(
+        [MEMORIA, "hook", "install", "--agent", "qwen", "--namespace", project.namespace],
+        project.repo,
+        project.client_env(base, key),
+        120,
+    )
+    assert installed.returncode == 0, f"{installed.stdout}\n{installed.stderr}"
+    settings: dict[str, Any] = json.loads(project.settings.read_text())
+    assert set(settings.get("hooks", {})) == HOOK_EVENTS, json.dumps(settings, indent=1)
+    assert {k: v for k, v in settings.items() if k != "hooks"} == USER_SETTINGS
+
+
+async def _qwen(
+    qwen: str, project: Project, base: str, key: str, fake: FakeOpenAIChat
+) -> subprocess.CompletedProcess[str]:
+    env = qwen_env(project.client_env(base, key), project.home, fake.base_url)
+    return await _run(qwen_argv(qwen, PROMPT), project.repo, env, QWEN_TIMEOUT_S)
+
+
+async def test_a_pinned_memory_reaches_the_first_request_qwen_code_sends_the_model(
+    project: Project, fake_model: FakeOpenAIChat
+) -> None:
+    qwen = await asyncio.to_thread(qwen_binary)
+    async with served_api({"MEMORIA_DATABASE__DATA_DIR": str(project.data_dir)}) as api:
+        key = await _create_key(project)
+        async with httpx.AsyncClient(base_url=api.base, timeout=60) as http:
+            stored = await http.post(
+                "/v1/memories",
+                json={"content": PINNED_FACT, "namespace": project.namespace, "pinned": True},
+                headers={"Authorization": f"Bearer {key}"},
+            )
+        assert stored.status_code == 201, stored.text
+        await _install_hooks(project, api.base, key)
+        run = await _qwen(qwen, project, api.base, key, fake_model)
+    turns = fake_model.completions()
+    assert turns, f"Qwen Code never asked the model\n{_shown(run, project)}"
+    assert PINNED_FACT in json.dumps(turns[0]["messages"]), (
+        f"Memoria's context did not reach the model's first request\n{_shown(run, project)}"
+    )
+    assert (run.returncode, run.stdout.strip()) == (0, REPLY), _shown(run, project)
+
+
+async def test_with_the_server_stopped_qwen_code_prints_what_it_prints_without_hooks(
+    project: Project, fake_model: FakeOpenAIChat
+) -> None:
+    qwen = await asyncio.to_thread(qwen_binary)
+    async with served_api({"MEMORIA_DATABASE__DATA_DIR": str(project.data_dir)}) as api:
+        base = api.base
+        key = await _create_key(project)
+        baseline = await _qwen(qwen, project, base, key, fake_model)
+        assert baseline.returncode == 0, _shown(baseline, project)
+        await _install_hooks(project, base, key)
+
+    # the server is stopped: the hooks find nothing at `base`
+    offline = await _qwen(qwen, project, base, key, fake_model)
+    assert (offline.returncode, offline.stdout, offline.stderr) == (
+        baseline.returncode,
+        baseline.stdout,
+        baseline.stderr,
+    ), "with hooks and the server stopped, the output differs from no hooks at all\n" + _shown(
+        offline, project
+    )
