@@ -25,7 +25,6 @@ holding `{}` is removed, with its `.qwen` directory when that is left empty.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -66,7 +65,7 @@ def request_path(request: InstallRequest) -> Path:
 
 def qwen_hook(url: str, namespace: str | None, sub: str) -> dict[str, Any]:
     """The command hook for subcommand `sub`, naming the agent; its timeout in milliseconds."""
-    command = command_hook(url, namespace, sub)["command"] + " " + shlex.join(["--agent", AGENT])
+    command = command_hook(url, namespace, sub, agent=AGENT)["command"]
     return {"name": NAMES[sub], "type": "command", "command": command, "timeout": COMMAND_TIMEOUT_MS}
 
 
