@@ -41,7 +41,7 @@ from app.links.supersede_rule import warm_up as warm_supersede_rule
 from app.mcp.endpoint import McpEndpoint
 from app.memories import MemoryService
 from app.memories.expiry import EXPIRE_JOB, ExpiryJobs
-from app.memories.merge_routes import merge_namespace
+from app.memories.merge_routes import merge_namespace, rename_own_namespace
 from app.memories.routes import MemoryController
 from app.middleware import (
     RequestDeadlineMiddleware,
@@ -50,7 +50,7 @@ from app.middleware import (
     security_headers,
     server_timing_header,
 )
-from app.namespaces.routes import get_namespaces, rename_own_namespace
+from app.namespaces.routes import get_namespaces
 from app.namespaces.share_routes import share_routes
 from app.observability import RequestObserver, Scrape, metrics_route
 from app.openapi import LocalSwaggerUI, OpenAPIJsonPlugin

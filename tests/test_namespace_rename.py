@@ -87,3 +87,15 @@ async def test_nobody_renames_what_is_not_theirs(client: Client, conn: asyncpg.C
     assert (await rename(client, alice, OLD, OLD)).status_code == 422
     assert (await rename(client, alice, "repo:none", NEW)).status_code == 404
     assert await names(client, alice) == {OLD: 1}
+
+
+async def test_a_new_name_holding_a_credential_is_422_naming_its_kind_and_nothing_changes(
+    client: Client, conn: asyncpg.Connection
+) -> None:
+    alice = await user_key(conn, "alice")
+    await store(client, alice, PLAN, OLD)
+    token = "ghp_" + "Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"
+    response = await rename(client, alice, OLD, f"repo:{token}")
+    assert response.status_code == 422, response.text
+    assert "credential" in response.json()["detail"] and token not in response.text
+    assert await names(client, alice) == {OLD: 1}
