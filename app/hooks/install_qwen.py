@@ -8,10 +8,10 @@ Memoria installs:
 
 - SessionStart -> `session-start`: its `additionalContext` goes into the session's first turn;
 - UserPromptSubmit -> `user-prompt-submit`: recall for each prompt, its `additionalContext` added
-  to the prompt's turn.
-
-No capture hook yet: the hook client has no reader for Qwen Code's session file
-(`~/.qwen/projects/<cwd>/chats/<session>.jsonl`), so `--no-capture` or not, none is written.
+  to the prompt's turn;
+- Stop (each turn's end, also in `qwen -p`), PreCompact and SessionEnd -> `capture`, which reads
+  the session file (`transcript_path`, `~/.qwen/projects/<cwd>/chats/<session>.jsonl`:
+  `memoria_hook_client.qwen_transcript`).
 
 Timeouts: Qwen Code 0.24.4 reads a command hook's `timeout` in seconds, except that a value of
 1000 or more keeps its older meaning, milliseconds; earlier releases read milliseconds only. Memoria
@@ -30,10 +30,12 @@ from app.hooks.install_settings_json import SettingsJsonHost
 AGENT = "qwen"
 SESSION_START = "SessionStart"
 PROMPT = "UserPromptSubmit"
-EVENTS = (SESSION_START, PROMPT)
+CAPTURE_EVENTS = ("Stop", "PreCompact", "SessionEnd")
+EVENTS = (SESSION_START, PROMPT, *CAPTURE_EVENTS)
 #: Milliseconds Qwen Code waits: the client's own budget (1.5 s) plus slack for a cold start.
 COMMAND_TIMEOUT_MS = 3000
-CAPTURE_NOTE = "Qwen Code: no capture hook yet (its session files are not read); recall only."
+#: The capture hook spools and hands the sending to a detached process; this bounds a slow disk.
+CAPTURE_TIMEOUT_MS = 10000
 
 
 class QwenConfigError(AgentConfigError):
@@ -47,11 +49,10 @@ HOST = SettingsJsonHost(
     folder=".qwen",
     session_start=SESSION_START,
     prompt=PROMPT,
-    capture_events=(),
+    capture_events=CAPTURE_EVENTS,
     command_timeout_ms=COMMAND_TIMEOUT_MS,
-    capture_timeout_ms=COMMAND_TIMEOUT_MS,
+    capture_timeout_ms=CAPTURE_TIMEOUT_MS,
     error=QwenConfigError,
-    notes=(CAPTURE_NOTE,),
 )
 settings_path = HOST.settings_path
 planned_hooks = HOST.planned_hooks
