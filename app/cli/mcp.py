@@ -75,6 +75,8 @@ def _agents(agent: str) -> list[str]:
             found.append(name)
         else:
             click.echo(f"{label}: skipped: not found ({executable} not on PATH)", err=True)
+    if not found:
+        raise click.ClickException("--agent all: no coding agent found on PATH")
     return found
 
 
