@@ -1,19 +1,76 @@
 """Memoria's MCP tools in Qwen Code: `memoria mcp install --agent qwen` writes Gemini CLI's entry
 shape (`httpUrl`, the key as `${MEMORIA_CLIENT__API_KEY}`, opt-in `trust`) into the person's
-`~/.qwen/settings.json`, and uninstall gives the file back byte for byte."""
+`~/.qwen/settings.json`, and uninstall gives the file back byte for byte; the real `qwen -p` calls
+Memoria's store tool and the memory is stored.
+
+Qwen Code 0.24.4 defers MCP tools: the model's request lists only `tool_search` and `tool_call`
+(a reminder names `mcp__memoria__memory_store` and the others), so the scripted model reviews the
+store tool's schema with `tool_search`, calls it through `tool_call`, then answers in text.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import subprocess
 from pathlib import Path
+from typing import Any
 
+import httpx
+import pytest
 from click.testing import CliRunner
 
 from app.cli import main
-from tests.qwen_code import write_user_settings
+from memoria_bench.serve import served_api
+from tests.fakes.model_api import Answer, event_stream
+from tests.fakes.openai_chat_api import FakeOpenAIChat, completion_stream
+from tests.qwen_code import QWEN_TIMEOUT_S, qwen_argv, qwen_binary, qwen_env, write_user_settings
+from tests.test_claude_code_mcp import MEMORIA
 
 NAMESPACE = "repo:zebra-17"
 KEY_HEADER = "Bearer ${MEMORIA_CLIENT__API_KEY}"
+STORE_TOOL = "mcp__memoria__memory_store"
+FACT = "The zebra-17 service keeps its feature flags in flags.yaml, never in the environment."
+STORE_PROMPT = "Remember for later: zebra-17 keeps its feature flags in flags.yaml."
+
+
+def _tool_call_stream(name: str, arguments: dict[str, Any], model: str) -> str:
+    """One streamed chat completion whose answer is a call of the tool `name`."""
+    call = {"index": 0, "id": f"call_{name}", "type": "function"}
+    call["function"] = {"name": name, "arguments": json.dumps(arguments)}
+    chunks = [
+        {
+            "choices": [
+                {"index": 0, "delta": {"role": "assistant", "tool_calls": [call]}, "finish_reason": None}
+            ]
+        },
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+    ]
+    framed = [{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": model} | c for c in chunks]
+    return "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in framed) + "data: [DONE]\n\n"
+
+
+class StoringModel(FakeOpenAIChat):
+    """Answers the main turn: `tool_search` for the store tool, then `tool_call` of it, then text."""
+
+    def answer(self, method: str, path: str, body: dict[str, Any]) -> Answer:
+        tools = {tool.get("function", {}).get("name") for tool in body.get("tools", [])}
+        if not (method == "POST" and path.endswith("/chat/completions") and "tool_call" in tools):
+            return super().answer(method, path, body)
+        called = [
+            call["function"]["name"]
+            for message in body.get("messages", [])
+            for call in message.get("tool_calls") or []
+        ]
+        if "tool_search" not in called:
+            return event_stream(
+                _tool_call_stream("tool_search", {"query": f"select:{STORE_TOOL}"}, self.model)
+            )
+        if "tool_call" not in called:
+            arguments = {"name": STORE_TOOL, "arguments": {"memories": [{"content": FACT}]}}
+            return event_stream(_tool_call_stream("tool_call", arguments, self.model))
+        return event_stream(completion_stream("Stored.", self.model))
 
 
 def test_mcp_install_agent_qwen_adds_memorias_server_and_uninstall_gives_the_file_back(
@@ -57,3 +114,61 @@ def test_without_approve_tools_qwen_codes_entry_is_not_trusted_and_the_person_is
     assert "--approve-tools" in installed.output and "qwen -p" in installed.output
     assert CliRunner().invoke(main, ["mcp", "uninstall", "--agent", "qwen"], env=env).exit_code == 0
     assert not (home / ".qwen" / "settings.json").exists()
+
+
+@pytest.mark.e2e
+async def test_qwen_code_calls_memorias_store_tool_and_the_memory_is_stored(tmp_path: Path) -> None:
+    qwen = await asyncio.to_thread(qwen_binary)
+    repo = tmp_path / "zebra-17"
+    repo.mkdir()
+    home = tmp_path / "home"
+    write_user_settings(home)
+    data_dir = tmp_path / "pgdata"
+    fake = StoringModel(lambda body: "Stored.").start()
+
+    async def run(argv: list[str], env: dict[str, str], limit_s: float) -> subprocess.CompletedProcess[str]:
+        return await asyncio.to_thread(
+            subprocess.run,
+            argv,
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=limit_s,
+            check=False,
+        )
+
+    try:
+        async with served_api({"MEMORIA_DATABASE__DATA_DIR": str(data_dir)}) as api:
+            server_env = {**os.environ, "MEMORIA_DATABASE__DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1"}
+            created = await run([MEMORIA, "keys", "create", "--user", "qw", "--create-user"], server_env, 120)
+            assert created.returncode == 0, created.stderr
+            key = created.stdout.strip()
+            keep = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORIA_", "XDG_"))}
+            client_env = keep | {
+                "HOME": str(home),
+                "MEMORIA_CLIENT__URL": api.base,
+                "MEMORIA_CLIENT__API_KEY": key,
+            }
+            installed = await run(
+                [MEMORIA, "mcp", "install", "--agent", "qwen", "--namespace", NAMESPACE, "--approve-tools"],
+                client_env,
+                120,
+            )
+            assert installed.returncode == 0, installed.stderr
+            done = await run(
+                qwen_argv(qwen, STORE_PROMPT), qwen_env(client_env, home, fake.base_url), QWEN_TIMEOUT_S
+            )
+            shown = f"exit {done.returncode}\nstdout:\n{done.stdout}\nstderr:\n{done.stderr[-3000:]}"
+            async with httpx.AsyncClient(base_url=api.base, timeout=30) as http:
+                page = await http.get(
+                    "/v1/memories",
+                    params={"namespace": NAMESPACE},
+                    headers={"Authorization": f"Bearer {key}"},
+                )
+            asked = [json.dumps(body.get("messages", [])[-2:])[-700:] for body in fake.completions()]
+            assert page.status_code == 200, f"{page.text}\n{shown}\nthe model was asked:\n" + "\n".join(asked)
+            assert [item["content"] for item in page.json()["items"]] == [FACT], shown
+            assert (done.returncode, done.stdout.strip()) == (0, "Stored."), shown
+    finally:
+        fake.stop()
