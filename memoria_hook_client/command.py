@@ -281,8 +281,9 @@ def capture_main(argv: Sequence[str], stdin: IO[bytes] | None, env: Mapping[str,
     return 0
 
 
-def _record(env: Mapping[str, str], sub: str, outcome: HookOutcome) -> None:
-    """The outcome for `memoria status`; best effort, it must never fail the hook."""
+def _record(env: Mapping[str, str], sub: str, outcome: HookOutcome, agent: str | None) -> None:
+    """The outcome for `memoria status` (also as `agent`'s own latest); best effort, it must never
+    fail the hook."""
     what = STATUS_NAMES.get(sub)
     if what is None:
         return
@@ -290,7 +291,7 @@ def _record(env: Mapping[str, str], sub: str, outcome: HookOutcome) -> None:
         from memoria_hook_client.state import record
 
         tally = WITHOUT_CONTEXT.get(outcome.outcome) if what == "recall" else None
-        record(env, what, outcome.outcome, outcome.namespace, outcome.count, tally=tally)
+        record(env, what, outcome.outcome, outcome.namespace, outcome.count, tally=tally, agent=agent)
     except Exception:  # noqa: S110 - a state directory we cannot write is not the person's problem
         pass
 
@@ -355,7 +356,7 @@ def main(
             out.flush()
         except (OSError, ValueError):
             pass
-    _record(env, sub, outcome)
+    _record(env, sub, outcome, agent)
     return 0
 
 
