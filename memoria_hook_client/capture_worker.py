@@ -72,7 +72,7 @@ CURSOR_MAX_AGE_S = 90 * 24 * 3600.0
 #: Events fired when the model finished its turn: its last text is the final reply.
 TURN_OVER_EVENTS = ("Stop", "AfterAgent")
 
-USAGE = "usage: memoria-hook capture [--worker]|flush [--agent NAME] [--url URL] [--namespace NAME]"
+USAGE = "usage: memoria-hook capture [--worker]|flush [--wait] [--agent NAME] [--url URL] [--namespace NAME]"
 
 
 class CaptureFailure(Exception):
@@ -91,6 +91,8 @@ def parse_args(argv: Sequence[str]) -> tuple[str, dict[str, str]]:
             options[flag[2:]] = args.pop(0)
         elif flag == "--worker" and command == "capture":
             options["worker"] = "1"
+        elif flag == "--wait" and command == "flush":
+            options["wait"] = "1"
         else:
             raise CaptureFailure(f"bad arguments {list(argv)!r}; {USAGE}")
     if options.get("agent", DEFAULT_AGENT) not in TRANSCRIPTS:
@@ -304,10 +306,17 @@ def _agent(options: Mapping[str, str]) -> str:
     return options.get("agent", DEFAULT_AGENT)
 
 
-def run_flush(env: Mapping[str, str], budget_s: float, notes: list[str]) -> dict[str, Any]:
-    """Flush the spool within `budget_s`, and record how it went (`record_flush`)."""
+def run_flush(env: Mapping[str, str], budget_s: float, notes: list[str], wait: bool = True) -> dict[str, Any]:
+    """Flush the spool within `budget_s`, and record how it went (`record_flush`). With `wait`, a
+    flush stopped by a server that is down (or busy) starts the waiting flusher
+    (`memoria_hook_client.flush_wait`), which sends the spool as soon as the server answers again."""
     result = flush(env, budget_s, notes)
     record_flush(env, result)
+    if wait and result["left"] and result["outcome"] != "busy":  # the running flusher sees to it
+        from memoria_hook_client.flush_wait import retried, start_waiter
+
+        if retried(result["outcome"]):
+            start_waiter(env, notes)
     return result
 
 
@@ -344,6 +353,10 @@ def main(
     except CaptureFailure as exc:
         write_log(hook_log_from_environment(env), str(exc))
         return 0
+    if command == "flush" and "wait" in options:
+        from memoria_hook_client.flush_wait import main as wait_and_flush
+
+        return wait_and_flush(env)
     if command == "flush":
         try:
             with HookDeadline(DETACHED_FLUSH_BUDGET_S + 5):
