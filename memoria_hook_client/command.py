@@ -117,7 +117,9 @@ HELP = {
     "MEMORIA_CLIENT__CAPTURE=off or a .memoria-no-capture file at the repository root.\n" + _COMMON,
     "flush": "usage: memoria hook flush [--url URL]\n\n"
     "Send the spooled captures (MEMORIA_CLIENT__STATE_DIR, else $XDG_STATE_HOME/memoria) to Memoria\n"
-    "in order; what the server does not take stays spooled. Reads no stdin, prints nothing, always\n"
+    "in order; what the server does not take stays spooled. With the server down it starts one\n"
+    "detached `flush --wait`, which tries again with backoff for MEMORIA_CLIENT__FLUSH_WAIT_S (default\n"
+    "30 min) and sends the spool once the server answers. Reads no stdin, prints nothing, always\n"
     "exits 0.\n" + _COMMON,
 }
 
