@@ -135,6 +135,7 @@ def wait_and_flush(
     pause = FIRST_PAUSE_S
     outcome = "empty"
     try:
+        write_json_atomic(_wait_path(env), told)
         while load(env):
             outcome = run_flush(env, DETACHED_FLUSH_BUDGET_S, notes, wait=False)["outcome"]
             told["attempts"] += 1
