@@ -4,9 +4,11 @@ The capture hook, the recall hooks and `memoria status` share one directory:
 `$MEMORIA_CLIENT__STATE_DIR`, else `$XDG_STATE_HOME/memoria`, else `~/.local/state/memoria`.
 Inside it: `spool.json` (capture batches not yet accepted by the server, see `memoria_hook_client.spool`),
 `cursors/<session_id>.json` (how far each session's transcript was read), `status.json` (the
-last capture / recall / session-start outcome, so `memoria status` can say what happened without a
-log to grep) and `projects/<folder>-<checksum>.json` (a git repository's root commit, its project
-identity when it has no remote, see `memoria_hook_client.identity`). Hooks import this on every
+last capture / recall / session-start / flush outcome, of any agent and of each agent, so
+`memoria status` can say what happened without a log to grep), `flush-wait.json` (the waiting
+flusher, see `memoria_hook_client.flush_wait`) and `projects/<folder>-<checksum>.json` (a git
+repository's root commit, its project identity when it has no remote, see
+`memoria_hook_client.identity`). Hooks import this on every
 run, so it loads the standard library only, and neither pathlib nor typing at run time. Writing a
 status record never raises: a state directory we cannot write must not turn a quiet hook into a
 loud one.
