@@ -9,11 +9,11 @@ So the install writes one file of Memoria's, `plugins/memoria.js`, from the temp
 agent (`command_hook(..., agent="opencode")`), so the plugin runs the same stdlib client:
 
 - before a session's first prompt, `session-start` (the pinned and most important memories);
-- for every prompt, `user-prompt-submit` (the memories recalled for it);
-
-each answer added to the prompt's message as a synthetic text part (the model reads it, OpenCode
-does not show it). No capture yet: OpenCode keeps its sessions in its own SQLite database, which
-the hook client does not read.
+- for every prompt, `user-prompt-submit` (the memories recalled for it), each answer added to the
+  prompt's message as a synthetic text part (the model reads it, OpenCode does not show it);
+- when a session goes idle (the `session.idle` event), `capture`, on the session's messages as the
+  plugin writes them from OpenCode's API (`memoria_hook_client.opencode_transcript`: OpenCode keeps
+  its sessions in a database of its own).
 
 No config file of OpenCode's is edited. The plugin file is Memoria's alone (its first line says
 so): a second install with the same settings changes nothing, uninstall removes it, with the
@@ -42,13 +42,17 @@ PROJECT_FOLDER = ".opencode"
 #: Milliseconds the plugin gives the hook client before it kills it: the client's own budget
 #: (1.5 s) plus slack for a cold start, as for the agents whose hooks take a timeout.
 TIMEOUT_MS = 3000
-SUBCOMMANDS = ("session-start", "user-prompt-submit")
+SUBCOMMANDS = ("session-start", "user-prompt-submit", "capture")
 _PLACEHOLDER = '"__MEMORIA_CONFIG__"'
 #: The template's first line, which marks a plugin file as Memoria's.
 MARKER = "// Memoria's plugin for OpenCode: written by `memoria hook install --agent opencode`"
-CAPTURE_NOTE = "OpenCode: no capture yet (its sessions live in its own database); recall only."
-#: The Claude Code event each subcommand stands for (the plugin runs both from `chat.message`).
-EVENTS = {"session-start": "SessionStart", "user-prompt-submit": "UserPromptSubmit"}
+#: The event each subcommand stands for (Claude Code's; the plugin runs the first two from
+#: `chat.message`) or runs on (OpenCode's).
+EVENTS = {
+    "session-start": "SessionStart",
+    "user-prompt-submit": "UserPromptSubmit",
+    "capture": "session.idle",
+}
 
 
 class OpenCodeConfigError(AgentConfigError):
@@ -75,7 +79,11 @@ def plugin_path(request: InstallRequest) -> Path:
 
 def planned(request: InstallRequest) -> list[str]:
     """The hook client's subcommands the plugin runs (`--no-session-start`, `--no-recall` drop one)."""
-    wanted = {"session-start": request.session_start, "user-prompt-submit": request.recall}
+    wanted = {
+        "session-start": request.session_start,
+        "user-prompt-submit": request.recall,
+        "capture": request.capture,
+    }
     return [sub for sub in SUBCOMMANDS if wanted[sub]]
 
 
@@ -145,7 +153,7 @@ def install_plugin(request: InstallRequest) -> InstallReport:
     subcommands = planned(request)
     changed = install(path, plugin_source(request.url, request.namespace, subcommands))
     events = [EVENTS[sub] for sub in subcommands]
-    return InstallReport(changed=[path] if changed else [], events=events, notes=[CAPTURE_NOTE])
+    return InstallReport(changed=[path] if changed else [], events=events)
 
 
 def uninstall_plugin(request: InstallRequest) -> InstallReport:
