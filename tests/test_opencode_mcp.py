@@ -148,9 +148,8 @@ async def test_opencode_calls_memorias_store_tool_and_the_memory_is_stored(tmp_p
             )
             shown = f"exit {run.returncode}\nstdout:\n{run.stdout}\nstderr:\n{run.stderr[-3000:]}"
             turns = [body for body in fake.completions() if body.get("tools")]
-            assert turns and STORE_TOOL in offered_tools(turns[0]), (
-                f"no request offered Memoria's store tool: {offered_tools(turns[0]) if turns else []}\n{shown}"
-            )
+            offered = offered_tools(turns[0]) if turns else []
+            assert STORE_TOOL in offered, f"no request offered Memoria's store tool: {offered}\n{shown}"
             assert any(tool_results(turn) for turn in turns[1:]), shown
             async with httpx.AsyncClient(base_url=api.base, timeout=30) as http:
                 page = await http.get(
