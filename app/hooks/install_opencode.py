@@ -89,8 +89,12 @@ def planned(request: InstallRequest) -> list[str]:
 
 def plugin_source(url: str, namespace: str | None, subcommands: list[str]) -> str:
     """The plugin file: the template with the hook client's command for each subcommand to run."""
-    commands = {sub: command_argv(url, namespace, sub) for sub in subcommands}
-    config = json.dumps({"commands": commands, "timeoutMs": TIMEOUT_MS}, ensure_ascii=False)
+    return rendered({sub: command_argv(url, namespace, sub) for sub in subcommands})
+
+
+def rendered(commands: dict[str, list[str]], timeout_ms: int = TIMEOUT_MS) -> str:
+    """The template with `commands` (subcommand -> argv) and the time the plugin gives each."""
+    config = json.dumps({"commands": commands, "timeoutMs": timeout_ms}, ensure_ascii=False)
     template = files("app.hooks").joinpath("opencode_plugin.js").read_text(encoding="utf-8")
     return template.replace(_PLACEHOLDER, config, 1)
 

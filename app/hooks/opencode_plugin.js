@@ -22,7 +22,7 @@ const MEMORIA = "__MEMORIA_CONFIG__";
 
 function run(sub, payload) {
   return new Promise((resolve) => {
-    let out = "";
+    const out = [];
     let child;
     try {
       child = spawn(MEMORIA.commands[sub][0], MEMORIA.commands[sub].slice(1), {
@@ -41,11 +41,11 @@ function run(sub, payload) {
       resolve("");
     });
     child.stdout.on("data", (chunk) => {
-      out += chunk;
+      out.push(chunk);
     });
     child.on("close", () => {
       clearTimeout(timer);
-      resolve(out);
+      resolve(Buffer.concat(out).toString("utf8")); // whole, so no character is split
     });
     child.stdin.on("error", () => {});
     child.stdin.end(JSON.stringify(payload));
