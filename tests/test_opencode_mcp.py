@@ -2,9 +2,12 @@
 byte for byte by uninstall), and the real OpenCode (from npm) calling the store tool through `/mcp`
 of a real `memoria serve`, its model played by the fake OpenAI Chat Completions API on 127.0.0.1.
 
-A headless `opencode run` lists Memoria's tools in its request to the model (as `memoria_<tool>`),
-runs the scripted store call, and the memory is stored in the namespace the install named; the key
-reaches the server through `{env:MEMORIA_CLIENT__API_KEY}` in the header. Every wait is bounded.
+The person's config asks before every tool (`"permission": {"*": "ask"}`), which a headless
+`opencode run` answers by refusing (1.18.33 prints "permission requested: memoria_memory_store (*);
+auto-rejecting"); with `--approve-tools` (Memoria's allow rule) it lists Memoria's tools in its
+request to the model (as `memoria_<tool>`), runs the scripted store call, and the memory is stored
+in the namespace the install named; the key reaches the server through
+`{env:MEMORIA_CLIENT__API_KEY}` in the header. Every wait is bounded.
 """
 
 from __future__ import annotations
@@ -103,7 +106,10 @@ async def test_opencode_calls_memorias_store_tool_and_the_memory_is_stored(tmp_p
     home = tmp_path / "home"
     data_dir = tmp_path / "pgdata"
     fake = FakeOpenAIChatTools(lambda body: "Stored.", tool_script=script).start()
-    write_user_config(home, fake.base_url)
+    config = write_user_config(home, fake.base_url)
+    # the person asks before every tool: only Memoria's allow rule (--approve-tools) lets a headless
+    # run call the store tool
+    config.write_text(json.dumps({**json.loads(config.read_text()), "permission": {"*": "ask"}}, indent=2))
     try:
         async with served_api({"MEMORIA_DATABASE__DATA_DIR": str(data_dir)}) as api:
             server_env = {**os.environ, "MEMORIA_DATABASE__DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1"}
@@ -126,7 +132,16 @@ async def test_opencode_calls_memorias_store_tool_and_the_memory_is_stored(tmp_p
             }
             installed = await asyncio.to_thread(
                 subprocess.run,
-                [MEMORIA, "mcp", "install", "--agent", "opencode", "--namespace", NAMESPACE],
+                [
+                    MEMORIA,
+                    "mcp",
+                    "install",
+                    "--agent",
+                    "opencode",
+                    "--namespace",
+                    NAMESPACE,
+                    "--approve-tools",
+                ],
                 cwd=repo,
                 env=client_env,
                 capture_output=True,
