@@ -13,8 +13,8 @@ OpenCode names a server's tools `<server>_<tool>` (`memoria_memory_store`) and a
 unless the person's `permission` says otherwise; `approve_tools` (opt in: `--approve-tools`) adds
 the rule `"memoria_*": "allow"` as the last entry of the `permission` object (OpenCode lets the
 last matching rule decide), so a config that asks for every tool (`"*": "ask"`), which a headless
-`opencode run` answers by refusing the call, still lets it call Memoria's. A `permission` that is one word (`"ask"`) for every tool
-is refused rather than rewritten.
+`opencode run` answers by refusing the call, still lets it call Memoria's. A `permission` that is
+one word (`"ask"`) for every tool is refused rather than rewritten.
 
 The edit is `app.mcp.install`'s (only Memoria's entries are written or removed, everything else
 keeps its order and the file its indentation; uninstall after install gives the file back byte
