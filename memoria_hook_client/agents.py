@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 DEFAULT_AGENT = "claude-code"
-AGENTS = ("claude-code", "codex", "gemini", "qwen")
+AGENTS = ("claude-code", "codex", "gemini", "qwen", "opencode")
 #: Per agent: {its payload's field: the field the server reads}; agents not named send ours as is.
 FIELD_NAMES: dict[str, dict[str, str]] = {}
 #: Per agent: the module with `read_delta` for its session transcript (imported when capture runs);
@@ -30,6 +30,7 @@ TRANSCRIPTS = {
     "claude-code": "memoria_hook_client.transcript",
     "codex": "memoria_hook_client.codex_transcript",
     "gemini": "memoria_hook_client.gemini_transcript",
+    "opencode": "memoria_hook_client.opencode_transcript",
 }
 #: Per agent: the module whose `normalised(event)` rewrites its payload beyond field names
 #: (imported when its hook runs).

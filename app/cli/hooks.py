@@ -172,7 +172,9 @@ def hook_install(
     trust entries, in $CODEX_HOME/config.toml. Gemini CLI (`--agent gemini`): SessionStart, BeforeAgent
     and capture on AfterAgent, PreCompress and SessionEnd, in ~/.gemini/settings.json (or the
     project's .gemini/settings.json). Qwen Code (`--agent qwen`): SessionStart and UserPromptSubmit
-    (no capture yet), in ~/.qwen/settings.json (or the project's .qwen/settings.json).
+    (no capture yet), in ~/.qwen/settings.json (or the project's .qwen/settings.json). OpenCode
+    (`--agent opencode`): a plugin file, ~/.config/opencode/plugins/memoria.js (or the project's
+    .opencode/plugins/memoria.js), recalling for every prompt (no capture yet).
     """
     if not (session_start or recall or capture):
         raise click.UsageError(

@@ -13,7 +13,7 @@ from rich.markup import escape
 from app.cli.config import settings
 from app.client.render import console
 from app.mcp import install as setup
-from app.mcp import install_codex, install_gemini
+from app.mcp import install_codex, install_gemini, install_opencode
 from memoria_hook_client.environment import ENV_API_KEY
 
 _SCOPES = get_args(setup.Scope)
@@ -42,17 +42,18 @@ _file_option = click.option(
 
 _agent_option = click.option(
     "--agent",
-    type=click.Choice(["claude-code", "codex", "gemini"]),
+    type=click.Choice(["claude-code", "codex", "gemini", "opencode"]),
     default="claude-code",
     show_default=True,
     help="The coding agent whose configuration to edit (codex: $CODEX_HOME/config.toml, user scope; "
-    "gemini: ~/.gemini/settings.json, or the project's .gemini/settings.json with --scope project).",
+    "gemini: ~/.gemini/settings.json, or the project's .gemini/settings.json with --scope project; "
+    "opencode: ~/.config/opencode/opencode.json, or the project's opencode.json with --scope project).",
 )
 _config_dir_option = click.option(
     "--config-dir",
     type=click.Path(file_okay=False, path_type=Path),
     help="Codex: the config folder to edit instead of $CODEX_HOME (else ~/.codex); Gemini CLI: the folder "
-    "whose settings.json to edit.",
+    "whose settings.json to edit; OpenCode: the folder whose opencode.json to edit.",
 )
 
 
@@ -106,6 +107,33 @@ def _gemini_install(url: str, namespace: str | None, approve_tools: bool, path: 
         )
 
 
+def _opencode_file(scope: str, project_dir: Path | None, config_dir: Path | None) -> Path:
+    chosen: install_opencode.Scope = "project" if scope == "project" else "user"
+    return install_opencode.config_file(chosen, project_dir or Path.cwd(), config_dir)
+
+
+def _opencode_install(url: str, namespace: str | None, approve_tools: bool, path: Path) -> None:
+    """`memoria mcp install --agent opencode`: the server in OpenCode's opencode.json."""
+    try:
+        changed = install_opencode.install_server(path, url, namespace, approve_tools)
+    except install_opencode.OpenCodeConfigError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"{'installed' if changed else 'already installed'}: MCP server memoria in {path}", err=True)
+    note = (
+        f"OpenCode sends the key from ${ENV_API_KEY} (it reads no key file): start it with that variable set"
+    )
+    if not os.environ.get(ENV_API_KEY):
+        note += " (it is not set in this shell: the tools would be unreachable)"
+    click.echo(note + ".", err=True)
+    if not approve_tools:
+        click.echo(
+            "OpenCode lets the model call MCP tools unless your `permission` rules ask first: add "
+            f'--approve-tools to allow Memoria\'s ("{install_opencode.PERMISSION_RULE}": "allow") '
+            "for headless `opencode run`.",
+            err=True,
+        )
+
+
 def _where(scope: str, project_dir: Path | None, config_file: Path | None) -> tuple[Path, tuple[str, ...]]:
     project = project_dir or Path.cwd()
     chosen = _scope(scope)
@@ -128,8 +156,8 @@ def _where(scope: str, project_dir: Path | None, config_file: Path | None) -> tu
 @click.option(
     "--approve-tools",
     is_flag=True,
-    help="Codex, Gemini CLI: let it call Memoria's tools without asking (headless `codex exec` and "
-    "`gemini -p` refuse them otherwise).",
+    help="Codex, Gemini CLI, OpenCode: let it call Memoria's tools without asking (headless `codex exec` "
+    "and `gemini -p` refuse them otherwise; OpenCode asks only when your permission rules say so).",
 )
 @_config_dir_option
 @click.option(
@@ -163,6 +191,11 @@ def mcp_install(
     if agent == "gemini":
         _gemini_install(
             url or client.url, namespace, approve_tools, _gemini_file(scope, project_dir, config_dir)
+        )
+        return
+    if agent == "opencode":
+        _opencode_install(
+            url or client.url, namespace, approve_tools, _opencode_file(scope, project_dir, config_dir)
         )
         return
     project = project_dir or Path.cwd()
@@ -241,6 +274,17 @@ def mcp_uninstall(
         try:
             removed = install_gemini.uninstall_server(path)
         except setup.ConfigFileError as exc:
+            raise click.ClickException(str(exc)) from exc
+        click.echo(
+            f"{'removed the' if removed else 'no'} MCP server memoria {'from' if removed else 'in'} {path}",
+            err=True,
+        )
+        return
+    if agent == "opencode":
+        path = _opencode_file(scope, project_dir, config_dir)
+        try:
+            removed = install_opencode.uninstall_server(path)
+        except install_opencode.OpenCodeConfigError as exc:
             raise click.ClickException(str(exc)) from exc
         click.echo(
             f"{'removed the' if removed else 'no'} MCP server memoria {'from' if removed else 'in'} {path}",

@@ -83,7 +83,16 @@ QWEN = Host(
     max_context_chars=9_000,
 )
 
-HOSTS: dict[str, Host] = {host.name: host for host in (CLAUDE_CODE, CODEX, GEMINI, QWEN)}
+OPENCODE = Host(
+    name="opencode",
+    label="OpenCode",
+    # OpenCode has no command hooks: Memoria's plugin (`app.hooks.opencode_plugin`) runs the hook
+    # client and adds its answer to the prompt's message as a text part of its own. OpenCode
+    # documents no limit on a part: held to Claude Code's bound.
+    max_context_chars=9_000,
+)
+
+HOSTS: dict[str, Host] = {host.name: host for host in (CLAUDE_CODE, CODEX, GEMINI, QWEN, OPENCODE)}
 """Every host, by name: one set of hook routes and one capture route each."""
 
 
