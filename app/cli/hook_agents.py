@@ -22,7 +22,8 @@ config_dir_option = click.option(
     "--config-dir",
     type=click.Path(file_okay=False, path_type=Path),
     help="The agent's config folder to edit instead of its own (Codex: $CODEX_HOME, else ~/.codex; "
-    "Gemini CLI: ~/.gemini, or the project's .gemini with --scope project; Qwen Code: likewise ~/.qwen).",
+    "Gemini CLI: ~/.gemini, or the project's .gemini with --scope project; Qwen Code: likewise ~/.qwen; "
+    "GitHub Copilot CLI: $COPILOT_HOME, else ~/.copilot, or the project's .github with --scope project).",
 )
 
 
@@ -32,7 +33,9 @@ def agents_named(agent: str) -> list[str]:
         return [agent]
     found = installers.detected()
     if not found:
-        raise click.ClickException("--agent all: no coding agent found on PATH (claude, codex, gemini, qwen)")
+        raise click.ClickException(
+            "--agent all: no coding agent found on PATH (claude, codex, gemini, qwen, copilot)"
+        )
     return found
 
 

@@ -172,7 +172,9 @@ def hook_install(
     trust entries, in $CODEX_HOME/config.toml. Gemini CLI (`--agent gemini`): SessionStart, BeforeAgent
     and capture on AfterAgent, PreCompress and SessionEnd, in ~/.gemini/settings.json (or the
     project's .gemini/settings.json). Qwen Code (`--agent qwen`): SessionStart and UserPromptSubmit
-    (no capture yet), in ~/.qwen/settings.json (or the project's .qwen/settings.json).
+    (no capture yet), in ~/.qwen/settings.json (or the project's .qwen/settings.json). GitHub Copilot
+    CLI (`--agent copilot`): sessionStart and userPromptSubmitted (no capture yet), in
+    ~/.copilot/hooks/memoria.json (or the project's .github/hooks/memoria.json).
     """
     if not (session_start or recall or capture):
         raise click.UsageError(

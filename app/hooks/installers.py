@@ -15,6 +15,7 @@ from collections.abc import Mapping
 
 from app.hooks.agent_install import AgentInstaller
 from app.hooks.install_codex import CODEX
+from app.hooks.install_copilot import COPILOT
 from app.hooks.install_gemini import GEMINI
 from app.hooks.install_qwen import QWEN
 
@@ -22,7 +23,9 @@ CLAUDE_CODE = "claude-code"
 """The agent `memoria hook install` serves without `--agent` (written by `app.hooks.install`)."""
 ALL = "all"
 
-INSTALLERS: dict[str, AgentInstaller] = {installer.name: installer for installer in (CODEX, GEMINI, QWEN)}
+INSTALLERS: dict[str, AgentInstaller] = {
+    installer.name: installer for installer in (CODEX, GEMINI, QWEN, COPILOT)
+}
 """Every agent but Claude Code, by name (the names of `app.hooks.hosts.HOSTS`)."""
 CLAUDE_EXECUTABLE = "claude"
 AGENT_CHOICES = (CLAUDE_CODE, *INSTALLERS, ALL)
