@@ -48,5 +48,7 @@ def test_the_prompt_hook_sends_copilots_camel_case_event_to_its_route_under_the_
 
 def test_with_no_server_the_session_start_hook_prints_nothing_on_either_stream(tmp_path: Path) -> None:
     argv = [sys.executable, "-S", str(SCRIPT), "session-start", "--agent", "copilot"]
-    run = run_hook(tmp_path, json.dumps(_recorded("sessionStart")).encode(), url="http://127.0.0.1:9", argv=argv)
+    run = run_hook(
+        tmp_path, json.dumps(_recorded("sessionStart")).encode(), url="http://127.0.0.1:9", argv=argv
+    )
     assert (run.returncode, run.stdout, run.stderr) == (0, "", "")

@@ -13,6 +13,7 @@ from click.testing import CliRunner, Result
 
 from app.cli import main
 from app.hooks import install_copilot as copilot
+from app.hooks.agent_install import InstallRequest
 
 URL = "http://127.0.0.1:8080"
 
@@ -107,7 +108,7 @@ def test_memoria_hook_install_agent_copilot_writes_copilot_home_and_uninstall_re
 
 
 def test_a_project_install_writes_the_repositorys_github_hooks_folder(tmp_path: Path) -> None:
-    request = copilot.InstallRequest(scope="project", project_dir=tmp_path, url=URL)
+    request = InstallRequest(scope="project", project_dir=tmp_path, url=URL)
     report = copilot.install_hooks(request)
     assert report.changed == [tmp_path / ".github" / "hooks" / "memoria.json"]
     assert copilot.uninstall_hooks(request).changed == report.changed
