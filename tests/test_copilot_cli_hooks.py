@@ -4,7 +4,8 @@ Completions API on 127.0.0.1 (Copilot CLI's BYOK provider variables).
 
 1. A pinned memory of the project's namespace reaches the first request the model gets (Memoria's
    sessionStart / userPromptSubmitted context), and the person's own hook file stays as it was.
-2. Server stopped: `copilot -p` prints exactly what it prints with no hooks installed.
+2. Server stopped (nothing listening at the hooks' URL): `copilot -p` prints exactly what it prints
+   with no hooks installed, and the hooks' log says they ran.
 
 The hooks are installed in user scope (`~/.copilot/hooks/memoria.json` of the test's HOME, beside a
 hook file of the person's own). Every wait is bounded.
@@ -15,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -156,18 +158,24 @@ async def test_a_pinned_memory_reaches_the_first_request_copilot_cli_sends_the_m
     assert (run.returncode, run.stdout.strip()) == (0, REPLY), _shown(run, project)
 
 
+def _stopped_server() -> str:
+    """The address of a server that is not running: a port the system just handed out, closed again
+    (what a hook meets when `memoria serve` is stopped: the connection refused)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
 async def test_with_the_server_stopped_copilot_cli_prints_what_it_prints_without_hooks(
     project: Project, fake_model: FakeOpenAIChat
 ) -> None:
     copilot = await asyncio.to_thread(copilot_binary)
-    async with served_api({"MEMORIA_DATABASE__DATA_DIR": str(project.data_dir)}) as api:
-        base = api.base
-        key = await _create_key(project)
-        baseline = await _copilot(copilot, project, base, key, fake_model)
-        assert baseline.returncode == 0, _shown(baseline, project)
-        await _install_hooks(project, base, key)
+    base, key = _stopped_server(), "mem_a-key-the-stopped-server-knew"
+    baseline = await _copilot(copilot, project, base, key, fake_model)
+    assert baseline.returncode == 0, _shown(baseline, project)
+    await _install_hooks(project, base, key)
 
-    # the server is stopped: the hooks find nothing at `base`
     offline = await _copilot(copilot, project, base, key, fake_model)
     assert (offline.returncode, offline.stdout, offline.stderr) == (
         baseline.returncode,
@@ -176,3 +184,5 @@ async def test_with_the_server_stopped_copilot_cli_prints_what_it_prints_without
     ), "with hooks and the server stopped, the output differs from no hooks at all\n" + _shown(
         offline, project
     )
+    # the hooks did run, and said why they stayed silent where the person can look
+    assert project.hook_log.is_file() and project.hook_log.read_text().strip(), _shown(offline, project)
