@@ -107,6 +107,13 @@ def test_memoria_hook_install_agent_copilot_writes_copilot_home_and_uninstall_re
     assert not (home / ".copilot").exists()
 
 
+def test_an_uninstall_removes_the_copilot_folder_an_install_into_a_fresh_home_created(tmp_path: Path) -> None:
+    request = InstallRequest(scope="user", project_dir=tmp_path, url=URL, config_dir=tmp_path / ".copilot")
+    assert copilot.install_hooks(request).changed == [tmp_path / ".copilot" / "hooks" / "memoria.json"]
+    copilot.uninstall_hooks(request)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_project_install_writes_the_repositorys_github_hooks_folder(tmp_path: Path) -> None:
     request = InstallRequest(scope="project", project_dir=tmp_path, url=URL)
     report = copilot.install_hooks(request)

@@ -20,8 +20,8 @@ timeout, which leaves the client's own budget room for a cold start.
 Only Memoria's hooks are touched (judged on the parsed `bash` command, as for Claude Code): a
 person's own hooks in the same file keep their place and exact text, a second install changes
 nothing, and install then uninstall gives the file back byte for byte. A file left holding no hook
-but the `version` an install wrote is removed, with its `hooks` folder (and a project's `.github`)
-when that is left empty.
+but the `version` an install wrote is removed, with its `hooks` folder (and the `.copilot` or
+`.github` folder holding it) when that is left empty.
 """
 
 from __future__ import annotations
@@ -173,7 +173,7 @@ def uninstall(path: Path) -> bool:
     path.unlink()
     with contextlib.suppress(OSError):  # not empty: the person's own hook files
         path.parent.rmdir()
-        if path.parent.parent.name == ".github":
+        if path.parent.parent.name in (".github", ".copilot"):
             path.parent.parent.rmdir()
     return True
 
