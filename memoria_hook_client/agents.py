@@ -21,11 +21,14 @@ if TYPE_CHECKING:
     from typing import Any
 
 DEFAULT_AGENT = "claude-code"
-AGENTS = ("claude-code", "codex", "gemini", "qwen", "opencode")
+AGENTS = ("claude-code", "codex", "gemini", "qwen", "opencode", "copilot")
 #: Per agent: {its payload's field: the field the server reads}; agents not named send ours as is.
-FIELD_NAMES: dict[str, dict[str, str]] = {}
+#: GitHub Copilot CLI sends camelCase (`sessionId`, `transcriptPath`) and no event name.
+FIELD_NAMES: dict[str, dict[str, str]] = {
+    "copilot": {"sessionId": "session_id", "transcriptPath": "transcript_path"},
+}
 #: Per agent: the module with `read_delta` for its session transcript (imported when capture runs);
-#: Qwen Code has none yet (its installer adds no capture hook).
+#: Qwen Code and Copilot CLI have none yet (their installers add no capture hook).
 TRANSCRIPTS = {
     "claude-code": "memoria_hook_client.transcript",
     "codex": "memoria_hook_client.codex_transcript",

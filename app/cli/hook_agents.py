@@ -23,7 +23,8 @@ config_dir_option = click.option(
     type=click.Path(file_okay=False, path_type=Path),
     help="The agent's config folder to edit instead of its own (Codex: $CODEX_HOME, else ~/.codex; "
     "Gemini CLI: ~/.gemini, or the project's .gemini with --scope project; Qwen Code: likewise ~/.qwen; "
-    "OpenCode: ~/.config/opencode, or the project's .opencode).",
+    "OpenCode: ~/.config/opencode, or the project's .opencode; "
+    "GitHub Copilot CLI: $COPILOT_HOME, else ~/.copilot, or the project's .github with --scope project).",
 )
 
 
@@ -34,7 +35,7 @@ def agents_named(agent: str) -> list[str]:
     found = installers.detected()
     if not found:
         raise click.ClickException(
-            "--agent all: no coding agent found on PATH (claude, codex, gemini, qwen, opencode)"
+            "--agent all: no coding agent found on PATH (claude, codex, gemini, qwen, opencode, copilot)"
         )
     return found
 

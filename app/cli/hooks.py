@@ -174,7 +174,9 @@ def hook_install(
     project's .gemini/settings.json). Qwen Code (`--agent qwen`): SessionStart and UserPromptSubmit
     (no capture yet), in ~/.qwen/settings.json (or the project's .qwen/settings.json). OpenCode
     (`--agent opencode`): a plugin file, ~/.config/opencode/plugins/memoria.js (or the project's
-    .opencode/plugins/memoria.js), recalling for every prompt (no capture yet).
+    .opencode/plugins/memoria.js), recalling for every prompt and capturing when a session goes idle.
+    GitHub Copilot CLI (`--agent copilot`): sessionStart and userPromptSubmitted (no capture yet), in
+    ~/.copilot/hooks/memoria.json (or the project's .github/hooks/memoria.json).
     """
     if not (session_start or recall or capture):
         raise click.UsageError(

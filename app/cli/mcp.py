@@ -13,7 +13,7 @@ from rich.markup import escape
 from app.cli.config import settings
 from app.client.render import console
 from app.mcp import install as setup
-from app.mcp import install_codex, install_gemini, install_opencode
+from app.mcp import install_codex, install_copilot, install_gemini, install_opencode
 from memoria_hook_client.environment import ENV_API_KEY
 
 _SCOPES = get_args(setup.Scope)
@@ -42,18 +42,20 @@ _file_option = click.option(
 
 _agent_option = click.option(
     "--agent",
-    type=click.Choice(["claude-code", "codex", "gemini", "opencode"]),
+    type=click.Choice(["claude-code", "codex", "gemini", "opencode", "copilot"]),
     default="claude-code",
     show_default=True,
     help="The coding agent whose configuration to edit (codex: $CODEX_HOME/config.toml, user scope; "
     "gemini: ~/.gemini/settings.json, or the project's .gemini/settings.json with --scope project; "
-    "opencode: ~/.config/opencode/opencode.json, or the project's opencode.json with --scope project).",
+    "opencode: ~/.config/opencode/opencode.json, or the project's opencode.json with --scope project; "
+    "copilot: $COPILOT_HOME/mcp-config.json, else ~/.copilot/mcp-config.json, user scope).",
 )
 _config_dir_option = click.option(
     "--config-dir",
     type=click.Path(file_okay=False, path_type=Path),
     help="Codex: the config folder to edit instead of $CODEX_HOME (else ~/.codex); Gemini CLI: the folder "
-    "whose settings.json to edit; OpenCode: the folder whose opencode.json to edit.",
+    "whose settings.json to edit; OpenCode: the folder whose opencode.json to edit; "
+    "GitHub Copilot CLI: the folder whose mcp-config.json to edit.",
 )
 
 
@@ -134,6 +136,27 @@ def _opencode_install(url: str, namespace: str | None, approve_tools: bool, path
         )
 
 
+def _copilot_install(url: str, namespace: str | None, path: Path) -> None:
+    """`memoria mcp install --agent copilot`: the server in Copilot CLI's mcp-config.json."""
+    try:
+        changed = install_copilot.install_server(path, url, namespace)
+    except setup.ConfigFileError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"{'installed' if changed else 'already installed'}: MCP server memoria in {path}", err=True)
+    note = (
+        f"GitHub Copilot CLI sends the key from ${ENV_API_KEY} (it reads no key file): "
+        "start it with that variable set"
+    )
+    if not os.environ.get(ENV_API_KEY):
+        note += " (it is not set in this shell: the tools would be unreachable)"
+    click.echo(note + ".", err=True)
+    click.echo(
+        "Copilot CLI keeps no tool permission in a file: headless runs (copilot -p) call Memoria's "
+        f"tools only when started with {install_copilot.ALLOW_FLAG}.",
+        err=True,
+    )
+
+
 def _where(scope: str, project_dir: Path | None, config_file: Path | None) -> tuple[Path, tuple[str, ...]]:
     project = project_dir or Path.cwd()
     chosen = _scope(scope)
@@ -157,7 +180,8 @@ def _where(scope: str, project_dir: Path | None, config_file: Path | None) -> tu
     "--approve-tools",
     is_flag=True,
     help="Codex, Gemini CLI, OpenCode: let it call Memoria's tools without asking (headless `codex exec` "
-    "and `gemini -p` refuse them otherwise; OpenCode asks only when your permission rules say so).",
+    "and `gemini -p` refuse them otherwise; OpenCode asks only when your permission rules say so). "
+    "GitHub Copilot CLI keeps no such permission in a file: start it with --allow-tool=memoria.",
 )
 @_config_dir_option
 @click.option(
@@ -187,6 +211,11 @@ def mcp_install(
         if scope == "project":
             raise click.UsageError("--agent codex installs in user scope ($CODEX_HOME/config.toml) only")
         _codex_install(url or client.url, namespace, approve_tools, config_dir)
+        return
+    if agent == "copilot":
+        if scope == "project":
+            raise click.UsageError("--agent copilot installs in user scope (~/.copilot/mcp-config.json) only")
+        _copilot_install(url or client.url, namespace, install_copilot.config_file(config_dir))
         return
     if agent == "gemini":
         _gemini_install(
@@ -269,10 +298,18 @@ def mcp_uninstall(
             err=True,
         )
         return
-    if agent == "gemini":
-        path = _gemini_file(scope, project_dir, config_dir)
+    if agent in ("gemini", "copilot"):
+        path = (
+            install_copilot.config_file(config_dir)
+            if agent == "copilot"
+            else _gemini_file(scope, project_dir, config_dir)
+        )
         try:
-            removed = install_gemini.uninstall_server(path)
+            removed = (
+                install_copilot.uninstall_server(path)
+                if agent == "copilot"
+                else install_gemini.uninstall_server(path)
+            )
         except setup.ConfigFileError as exc:
             raise click.ClickException(str(exc)) from exc
         click.echo(

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 
 from app.hooks.agent_install import AgentInstaller
 from app.hooks.install_codex import CODEX
+from app.hooks.install_copilot import COPILOT
 from app.hooks.install_gemini import GEMINI
 from app.hooks.install_opencode import OPENCODE
 from app.hooks.install_qwen import QWEN
@@ -24,7 +25,7 @@ CLAUDE_CODE = "claude-code"
 ALL = "all"
 
 INSTALLERS: dict[str, AgentInstaller] = {
-    installer.name: installer for installer in (CODEX, GEMINI, QWEN, OPENCODE)
+    installer.name: installer for installer in (CODEX, GEMINI, QWEN, OPENCODE, COPILOT)
 }
 """Every agent but Claude Code, by name (the names of `app.hooks.hosts.HOSTS`)."""
 CLAUDE_EXECUTABLE = "claude"
