@@ -17,11 +17,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 from click.testing import CliRunner, Result
 
 from app.cli import host_status, main
+from app.cli.mcp import mcp_install
 from app.core.net import free_port
+from app.mcp import registrations
 from memoria_hook_client import flush_wait, spool, state
 
 GOOD_KEY = "mem_good"
@@ -114,6 +117,25 @@ def test_every_agent_of_the_registries_is_listed_with_its_hook_events_and_mcp_en
     listed = json.loads(memoria(machine, "status", "--json").output)["agents"]
     assert [agent["agent"] for agent in listed] == host_status.agent_names()
     assert {"claude-code", "codex", "gemini", "qwen"} <= set(host_status.agent_names())
+
+
+def mcp_agents() -> list[str]:
+    """The agents `memoria mcp install --agent` accepts."""
+    option = next(param for param in mcp_install.params if param.name == "agent")
+    assert isinstance(option.type, click.Choice)
+    return [str(choice) for choice in option.type.choices]
+
+
+@pytest.mark.parametrize("agent", mcp_agents())
+def test_an_mcp_install_for_any_agent_shows_in_its_status(machine: dict[str, str], agent: str) -> None:
+    installed = memoria(machine, "mcp", "install", "--agent", agent, "--scope", "user")
+    assert installed.exit_code == 0, installed.output
+
+    listed = json.loads(memoria(machine, "status", "--json").output)["agents"]
+
+    entry = next(item for item in listed if item["agent"] == agent)
+    assert agent in registrations.READERS
+    assert [mcp["scope"] for mcp in entry["mcp"]] == ["user"], entry
 
 
 def test_the_key_check_tells_an_accepted_key_from_a_refused_one_and_a_server_that_is_down(

@@ -17,7 +17,7 @@ from typing import Any, get_args
 from app.client.codex_config import config_file
 from app.client.toml_block import TomlBlockError, parsed, read_text
 from app.mcp import install as claude_code
-from app.mcp import install_gemini
+from app.mcp import install_copilot, install_gemini, install_opencode
 from app.mcp.install import SERVER_NAME
 
 
@@ -85,9 +85,31 @@ def gemini_registrations(project: Path) -> list[Registration]:
     return found
 
 
+def opencode_registrations(project: Path) -> list[Registration]:
+    """OpenCode: `mcp.memoria` of the user's `opencode.json` and the project's."""
+    found = []
+    for scope in get_args(install_opencode.Scope):
+        path = install_opencode.config_file(scope, project)
+        entry = claude_code.installed_entry(path, install_opencode.LOCATION)
+        if entry is not None:
+            found.append(Registration(scope, path, _url(entry, "url"), key_from_env_only=True))
+    return found
+
+
+def copilot_registrations(_project: Path) -> list[Registration]:
+    """GitHub Copilot CLI: `mcpServers.memoria` of `mcp-config.json` in its config folder (user scope)."""
+    path = install_copilot.config_file()
+    entry = claude_code.installed_entry(path, install_copilot.LOCATION)
+    if entry is None:
+        return []
+    return [Registration("user", path, _url(entry, "url"), key_from_env_only=True)]
+
+
 READERS: dict[str, Callable[[Path], list[Registration]]] = {
     "claude-code": claude_code_registrations,
     "codex": codex_registrations,
     "gemini": gemini_registrations,
+    "opencode": opencode_registrations,
+    "copilot": copilot_registrations,
 }
 """Per agent with an MCP install: its registrations for a session in a project."""
