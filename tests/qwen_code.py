@@ -2,7 +2,7 @@
 
 Qwen Code is found at `$QWEN_CODE_BIN` (`.ci/qwen-code.sh` sets it), else installed by
 `.ci/qwen-code.sh --install-only` (npm, into a local folder). It is pointed at a fake OpenAI Chat
-Completions API on 127.0.0.1 (`OPENAI_BASE_URL`, `tests.fakes.openai_chat_api`) with a dummy
+Completions API on 127.0.0.1 (`OPENAI_BASE_URL`, `memoria_bench.clis.openai_chat_api`) with a dummy
 `OPENAI_API_KEY` and `OPENAI_MODEL`, and runs in the test's own HOME, whose
 `~/.qwen/settings.json` picks OpenAI auth and turns usage statistics, telemetry and update checks
 off, and the bundled ripgrep off (npm installs it without its execute bit, and Qwen Code says so on

@@ -24,8 +24,8 @@ from typing import Any
 import httpx
 import pytest
 
+from memoria_bench.clis.openai_chat_api import FakeOpenAIChat
 from memoria_bench.serve import served_api
-from tests.fakes.openai_chat_api import FakeOpenAIChat
 from tests.qwen_code import (
     QWEN_TIMEOUT_S,
     USER_SETTINGS,
