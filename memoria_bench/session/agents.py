@@ -8,10 +8,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from memoria_bench.clis import codex, gemini
+from memoria_bench.clis import codex, gemini, qwen
 from memoria_bench.clis.gemini_api import FakeGemini
 from memoria_bench.clis.gemini_api import Text as GeminiText
 from memoria_bench.clis.model_api import RecordingApi
+from memoria_bench.clis.openai_chat_api import FakeOpenAIChat
 from memoria_bench.clis.responses_api import FakeResponses
 from memoria_bench.clis.responses_api import Text as ResponsesText
 
@@ -47,6 +48,11 @@ def _gemini_fake() -> tuple[RecordingApi, str]:
     return fake, fake.url
 
 
+def _qwen_fake() -> tuple[RecordingApi, str]:
+    fake = FakeOpenAIChat(lambda body: REPLY).start()
+    return fake, fake.base_url
+
+
 CODEX = SessionCli(
     label="Codex CLI",
     binary=codex.codex_binary,
@@ -67,5 +73,15 @@ GEMINI = SessionCli(
     timeout_s=gemini.GEMINI_TIMEOUT_S,
 )
 
-SESSION_CLIS: dict[str, SessionCli] = {"codex": CODEX, "gemini": GEMINI}
+QWEN = SessionCli(
+    label="Qwen Code",
+    binary=qwen.qwen_binary,
+    start_fake=_qwen_fake,
+    write_settings=lambda home, url: qwen.write_user_settings(home),
+    environment=lambda base, home, url: qwen.qwen_env(dict(base), home, url),
+    argv=qwen.qwen_argv,
+    timeout_s=qwen.QWEN_TIMEOUT_S,
+)
+
+SESSION_CLIS: dict[str, SessionCli] = {"codex": CODEX, "gemini": GEMINI, "qwen": QWEN}
 """The agents whose real CLI the session bench can drive, by host name (`app.hooks.hosts`)."""
