@@ -39,6 +39,8 @@ from memoria_hook_client.environment import ENV_API_KEY, ENV_HOOK_BUDGET, ENV_HO
 
 #: The columns of each measured row, in order.
 COLUMNS = ("measure", "runs", "p50_ms", "p95_ms", "max_ms", "note")
+#: What a development or CI shell sets and a person's machine does not (`hook_environment`).
+PYTHON_DEV_VARIABLES = ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH")
 #: The row the targets judge: the prompt hook as the host runs it.
 HOOK_ROW = "command hook, server up"
 #: Issue #37's targets for the prompt hook: its p95, process start to output, on an idle machine; and
@@ -162,10 +164,12 @@ def bench_process(
 
 
 def hook_environment(key: str, log: Path) -> dict[str, str]:
-    """The environment a coding agent gives its hook: the user's, with the key and a log; bytecode
-    caching on, as on a user's machine (a CI or container shell's PYTHONDONTWRITEBYTECODE would make
-    every run compile the hook's modules again, a cost no user pays); no hook budget override."""
-    dropped = (ENV_HOOK_BUDGET, "PYTHONDONTWRITEBYTECODE")
+    """The environment a coding agent gives its hook: the user's, with the key and a log; as on a
+    person's machine, bytecode caching on (a CI or container shell's PYTHONDONTWRITEBYTECODE would
+    make every run compile the hook's modules again, a cost no user pays) and no PYTHONPATH (a
+    development checkout's would add a folder every import of the hook looks in; the launcher finds
+    its own checkout); no hook budget override."""
+    dropped = (ENV_HOOK_BUDGET, *PYTHON_DEV_VARIABLES)
     env = {name: value for name, value in os.environ.items() if name not in dropped}
     return env | {ENV_API_KEY: key, ENV_HOOK_LOG: str(log)}
 

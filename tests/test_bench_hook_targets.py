@@ -36,13 +36,14 @@ def test_a_host_whose_timeout_the_bench_does_not_know_is_judged_on_its_p95_alone
     assert [check["met"] for check in hook_targets("not-a-host", _rows(10.0))] == [True]
 
 
-def test_hook_processes_run_with_bytecode_caching_on_and_no_budget_override(
+def test_hook_processes_run_as_on_a_persons_machine_with_bytecode_caching_on_and_no_pythonpath(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
     monkeypatch.setenv("MEMORIA_CLIENT__HOOK_BUDGET_S", "9")
     env = hook_environment("the-key", tmp_path / "hook.log")
-    assert "PYTHONDONTWRITEBYTECODE" not in env and "MEMORIA_CLIENT__HOOK_BUDGET_S" not in env
+    assert not {"PYTHONDONTWRITEBYTECODE", "PYTHONPATH", "MEMORIA_CLIENT__HOOK_BUDGET_S"} & set(env)
     assert (env["MEMORIA_CLIENT__API_KEY"], env["MEMORIA_CLIENT__HOOK_LOG"]) == (
         "the-key",
         str(tmp_path / "hook.log"),

@@ -21,8 +21,8 @@ from rich.console import Console
 from rich.table import Table
 
 from memoria_bench.clis.model_api import RecordingApi
-from memoria_bench.hook_latency import TOPICS
-from memoria_bench.serve import memoria_command, served_api
+from memoria_bench.hook_latency import PYTHON_DEV_VARIABLES, TOPICS
+from memoria_bench.serve import REPO_ROOT, memoria_command, served_api
 from memoria_bench.session.agents import REPLY, SESSION_CLIS, SessionCli
 from memoria_bench.session.stats import session_summary
 from memoria_hook_client.namespace import namespace_for_cwd
@@ -110,11 +110,10 @@ async def _command(argv: list[str], cwd: Path, env: Mapping[str, str], limit_s: 
 
 
 def _client_env(base: str, key: str, log: Path) -> dict[str, str]:
-    """A person's environment for both arms: Memoria's client pointed at the server, bytecode
-    caching on (as on a person's machine; a CI shell's PYTHONDONTWRITEBYTECODE would make every hook
-    compile its modules again)."""
+    """A person's environment for both arms: Memoria's client pointed at the server, as a person's
+    machine runs the hooks (`memoria_bench.hook_latency.hook_environment` says why)."""
     keep = {
-        k: v for k, v in os.environ.items() if not k.startswith("MEMORIA_") and k != "PYTHONDONTWRITEBYTECODE"
+        k: v for k, v in os.environ.items() if not k.startswith("MEMORIA_") and k not in PYTHON_DEV_VARIABLES
     }
     return keep | {
         "MEMORIA_CLIENT__URL": base,
@@ -196,7 +195,8 @@ async def _measure(
         home.mkdir()
         cli.write_settings(home, model_url)
     install = list(memoria_command("hook", "install", "--agent", options.agent))
-    await _command(install, repo, envs[HOOKS], COMMAND_TIMEOUT_S)
+    # from the checkout, so `memoria` (and the hook command it writes) is this checkout's
+    await _command(install, REPO_ROOT, envs[HOOKS], COMMAND_TIMEOUT_S)
     given = {HOOKS: 0, BARE: 0}
     done = 0
 
