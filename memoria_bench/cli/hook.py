@@ -65,4 +65,4 @@ def bench_hook(
             f"{'met' if check['met'] else 'NOT met'}: {check['target']} (measured {check['value']})"
         )
     sys.stdout.flush()
-    save_report({"agent": agent, "targets": checks, "rows": rows}, json_out)
+    save_report({"agent": agent, "targets": checks, "rows": rows}, json_out, label=agent)
