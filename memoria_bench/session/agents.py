@@ -8,7 +8,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from memoria_bench.clis import codex, gemini, qwen
+from memoria_bench.clis import claude, codex, gemini, qwen
+from memoria_bench.clis.anthropic_api import FakeAnthropic
+from memoria_bench.clis.anthropic_api import Text as AnthropicText
 from memoria_bench.clis.gemini_api import FakeGemini
 from memoria_bench.clis.gemini_api import Text as GeminiText
 from memoria_bench.clis.model_api import RecordingApi
@@ -38,6 +40,11 @@ class SessionCli:
     timeout_s: float
 
 
+def _claude_fake() -> tuple[RecordingApi, str]:
+    fake = FakeAnthropic(lambda body: AnthropicText(REPLY)).start()
+    return fake, fake.url
+
+
 def _codex_fake() -> tuple[RecordingApi, str]:
     fake = FakeResponses(lambda body: ResponsesText(REPLY)).start()
     return fake, fake.url
@@ -52,6 +59,16 @@ def _qwen_fake() -> tuple[RecordingApi, str]:
     fake = FakeOpenAIChat(lambda body: REPLY).start()
     return fake, fake.base_url
 
+
+CLAUDE_CODE = SessionCli(
+    label="Claude Code",
+    binary=claude.claude_binary,
+    start_fake=_claude_fake,
+    write_settings=lambda home, url: None,  # a HOME without settings: what a first `claude -p` meets
+    environment=claude.claude_env,
+    argv=claude.claude_argv,
+    timeout_s=claude.CLAUDE_TIMEOUT_S,
+)
 
 CODEX = SessionCli(
     label="Codex CLI",
@@ -83,5 +100,10 @@ QWEN = SessionCli(
     timeout_s=qwen.QWEN_TIMEOUT_S,
 )
 
-SESSION_CLIS: dict[str, SessionCli] = {"codex": CODEX, "gemini": GEMINI, "qwen": QWEN}
+SESSION_CLIS: dict[str, SessionCli] = {
+    "claude-code": CLAUDE_CODE,
+    "codex": CODEX,
+    "gemini": GEMINI,
+    "qwen": QWEN,
+}
 """The agents whose real CLI the session bench can drive, by host name (`app.hooks.hosts`)."""
