@@ -4,7 +4,7 @@
 #   bash .ci/claude-code-transcript.sh [OUT_DIR]     default OUT_DIR: a new temporary folder (printed)
 #
 # The real `claude -p` (installed by .ci/claude-code-mcp.sh --install-only) runs four prompts of one session in
-# a fresh git repository, its model played by tests/fakes/anthropic_api.py on 127.0.0.1 (Bash ls, Write, a failing
+# a fresh git repository, its model played by memoria_bench/clis/anthropic_api.py on 127.0.0.1 (Bash ls, Write, a failing
 # Bash, Edit, an Agent subagent, /compact), with a command hook on every event that saves the JSON it is given.
 # Machine paths are replaced by /home/dev/…; nothing leaves the machine.
 set -euo pipefail
@@ -16,7 +16,7 @@ CLAUDE_CODE_BIN="${claude}" OUT_DIR="${out}" timeout 600 .venv/bin/python - <<'P
 import json, os, shutil, subprocess, tempfile
 from pathlib import Path
 
-from tests.fakes.anthropic_api import FakeAnthropic, Text, ToolUse
+from memoria_bench.clis.anthropic_api import FakeAnthropic, Text, ToolUse
 
 claude, out = os.environ["CLAUDE_CODE_BIN"], Path(os.environ["OUT_DIR"])
 root = Path(tempfile.mkdtemp(prefix="claude-rec-"))

@@ -51,11 +51,12 @@ def memoria_command(*args: str) -> tuple[str, ...]:
 
 @asynccontextmanager
 async def served_api(
-    env: Mapping[str, str], *serve_args: str, unset: Sequence[str] = ()
+    env: Mapping[str, str], *serve_args: str, unset: Sequence[str] = (), port: int | None = None
 ) -> AsyncIterator[ServedApi]:
     """`memoria serve SERVE_ARGS` with `env` over this process's environment (less the `unset`
-    variables); stopped (SIGTERM, then SIGKILL after 30 s) when the block ends."""
-    port = free_port()
+    variables), on `port` (default: a free one); stopped (SIGTERM, then SIGKILL after 30 s) when the
+    block ends."""
+    port = port or free_port()
     full_env = {**os.environ, "MEMORIA_SERVER__LOG_LEVEL": "warning", **BENCH_LIMITS, **env}
     for name in unset:
         full_env.pop(name, None)

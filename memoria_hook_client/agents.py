@@ -21,15 +21,20 @@ if TYPE_CHECKING:
     from typing import Any
 
 DEFAULT_AGENT = "claude-code"
-AGENTS = ("claude-code", "codex", "gemini", "qwen")
+AGENTS = ("claude-code", "codex", "gemini", "qwen", "opencode", "copilot")
 #: Per agent: {its payload's field: the field the server reads}; agents not named send ours as is.
-FIELD_NAMES: dict[str, dict[str, str]] = {}
-#: Per agent: the module with `read_delta` for its session transcript (imported when capture runs).
+#: GitHub Copilot CLI sends camelCase (`sessionId`, `transcriptPath`) and no event name.
+FIELD_NAMES: dict[str, dict[str, str]] = {
+    "copilot": {"sessionId": "session_id", "transcriptPath": "transcript_path"},
+}
+#: Per agent: the module with `read_delta` for its session transcript (imported when capture runs);
+#: Copilot CLI has none yet (its installer adds no capture hook).
 TRANSCRIPTS = {
     "claude-code": "memoria_hook_client.transcript",
     "codex": "memoria_hook_client.codex_transcript",
     "gemini": "memoria_hook_client.gemini_transcript",
     "qwen": "memoria_hook_client.qwen_transcript",
+    "opencode": "memoria_hook_client.opencode_transcript",
 }
 #: Per agent: the module whose `normalised(event)` rewrites its payload beyond field names
 #: (imported when its hook runs).

@@ -63,13 +63,16 @@ WORKER_EVENT_FIELDS = ("session_id", "transcript_path", "cwd", "hook_event_name"
 #: The detached flusher's own limit: it blocks nobody, but must not linger forever either.
 DETACHED_FLUSH_BUDGET_S = 60.0
 FINAL_EVENTS = ("SessionEnd",)
+#: The status record of a flush that sent nothing (server down, key refused, ...): kept beside the
+#: last flush that sent, which it must not replace.
+FLUSH_ATTEMPT = "flush-attempt"
 #: Cursors of sessions untouched this long are removed at a SessionEnd (they are a few bytes each,
 #: but one per session ever run adds up).
 CURSOR_MAX_AGE_S = 90 * 24 * 3600.0
 #: Events fired when the model finished its turn: its last text is the final reply.
 TURN_OVER_EVENTS = ("Stop", "AfterAgent")
 
-USAGE = "usage: memoria-hook capture [--worker]|flush [--agent NAME] [--url URL] [--namespace NAME]"
+USAGE = "usage: memoria-hook capture [--worker]|flush [--wait] [--agent NAME] [--url URL] [--namespace NAME]"
 
 
 class CaptureFailure(Exception):
@@ -88,6 +91,8 @@ def parse_args(argv: Sequence[str]) -> tuple[str, dict[str, str]]:
             options[flag[2:]] = args.pop(0)
         elif flag == "--worker" and command == "capture":
             options["worker"] = "1"
+        elif flag == "--wait" and command == "flush":
+            options["wait"] = "1"
         else:
             raise CaptureFailure(f"bad arguments {list(argv)!r}; {USAGE}")
     if options.get("agent", DEFAULT_AGENT) not in TRANSCRIPTS:
@@ -297,13 +302,37 @@ def start_worker(event: Mapping[str, Any], options: Mapping[str, str], env: Mapp
     start_detached(argv, env, json.dumps(kept).encode("utf-8"))
 
 
-def run_flush(env: Mapping[str, str], budget_s: float, notes: list[str]) -> dict[str, Any]:
-    """Flush the spool within `budget_s`, and record how it went."""
+def _agent(options: Mapping[str, str]) -> str:
+    return options.get("agent", DEFAULT_AGENT)
+
+
+def run_flush(env: Mapping[str, str], budget_s: float, notes: list[str], wait: bool = True) -> dict[str, Any]:
+    """Flush the spool within `budget_s`, and record how it went (`record_flush`). With `wait`, a
+    flush stopped by a server that is down (or busy) starts the waiting flusher
+    (`memoria_hook_client.flush_wait`), which sends the spool as soon as the server answers again."""
     result = flush(env, budget_s, notes)
-    if result["outcome"] not in ("empty", "busy"):  # "busy": the running flusher records its own
-        details = {"skipped": result["skipped"], "folded": result["folded"]}
-        record(env, "flush", result["outcome"], None, result["sent"], details)
+    record_flush(env, result)
+    if wait and result["left"] and result["outcome"] != "busy":  # the running flusher sees to it
+        from memoria_hook_client.flush_wait import retried, start_waiter
+
+        if retried(result["outcome"]):
+            start_waiter(env, notes)
     return result
+
+
+def record_flush(env: Mapping[str, str], result: Mapping[str, Any]) -> None:
+    """Record a flush for `memoria status`. The `flush` record is the last flush that sent (or
+    dropped) something; one that sent nothing (server down, key refused) is recorded apart, as
+    `FLUSH_ATTEMPT`, so it never hides the last real one; a flush that found nothing to send, or
+    another flusher running (which records its own), is not recorded."""
+    outcome = result["outcome"]
+    if outcome in ("empty", "busy"):
+        return
+    if result["sent"] or result["dropped"]:
+        details = {"skipped": result["skipped"], "folded": result["folded"]}
+        record(env, "flush", outcome, None, result["sent"], details, replaces=(FLUSH_ATTEMPT,))
+    else:
+        record(env, FLUSH_ATTEMPT, outcome, None, 0, {"left": result["left"]})
 
 
 def main(
@@ -324,6 +353,10 @@ def main(
     except CaptureFailure as exc:
         write_log(hook_log_from_environment(env), str(exc))
         return 0
+    if command == "flush" and "wait" in options:
+        from memoria_hook_client.flush_wait import main as wait_and_flush
+
+        return wait_and_flush(env)
     if command == "flush":
         try:
             with HookDeadline(DETACHED_FLUSH_BUDGET_S + 5):
@@ -365,7 +398,7 @@ def main(
     except Exception as exc:  # fail quietly, whatever happened
         notes.append(f"capture: unexpected {type(exc).__name__}: {exc}")
     if outcome != "handed-off":
-        record(env, "capture", outcome, namespace, count)
+        record(env, "capture", outcome, namespace, count, agent=_agent(options))
     for line in notes:
         write_log(hook_log_from_environment(env), line)
     return 0
@@ -378,17 +411,17 @@ def _work(stdin: IO[bytes], options: Mapping[str, str], env: Mapping[str, str], 
         with HookDeadline(WORKER_SESSION_LOCK_WAIT_S + DETACHED_FLUSH_BUDGET_S + 5):
             event = read_event(stdin)
             outcome, namespace, count = capture(event, options, env, notes, WORKER_SESSION_LOCK_WAIT_S)
-            record(env, "capture", outcome, namespace, count)
+            record(env, "capture", outcome, namespace, count, agent=_agent(options))
             if outcome != "off" and load(env):
                 run_flush(env, DETACHED_FLUSH_BUDGET_S, notes)
     except BudgetSpent:
         notes.append("capture worker gave up after its time limit")
     except CaptureFailure as exc:
         notes.append(str(exc))
-        record(env, "capture", outcome, namespace, count)
+        record(env, "capture", outcome, namespace, count, agent=_agent(options))
     except Exception as exc:  # fail quietly, whatever happened
         notes.append(f"capture worker: unexpected {type(exc).__name__}: {exc}")
-        record(env, "capture", outcome, namespace, count)
+        record(env, "capture", outcome, namespace, count, agent=_agent(options))
     for line in notes:
         write_log(hook_log_from_environment(env), line)
 

@@ -117,7 +117,9 @@ HELP = {
     "MEMORIA_CLIENT__CAPTURE=off or a .memoria-no-capture file at the repository root.\n" + _COMMON,
     "flush": "usage: memoria hook flush [--url URL]\n\n"
     "Send the spooled captures (MEMORIA_CLIENT__STATE_DIR, else $XDG_STATE_HOME/memoria) to Memoria\n"
-    "in order; what the server does not take stays spooled. Reads no stdin, prints nothing, always\n"
+    "in order; what the server does not take stays spooled. With the server down it starts one\n"
+    "detached `flush --wait`, which tries again with backoff for MEMORIA_CLIENT__FLUSH_WAIT_S (default\n"
+    "30 min) and sends the spool once the server answers. Reads no stdin, prints nothing, always\n"
     "exits 0.\n" + _COMMON,
 }
 
@@ -281,8 +283,9 @@ def capture_main(argv: Sequence[str], stdin: IO[bytes] | None, env: Mapping[str,
     return 0
 
 
-def _record(env: Mapping[str, str], sub: str, outcome: HookOutcome) -> None:
-    """The outcome for `memoria status`; best effort, it must never fail the hook."""
+def _record(env: Mapping[str, str], sub: str, outcome: HookOutcome, agent: str | None) -> None:
+    """The outcome for `memoria status` (also as `agent`'s own latest); best effort, it must never
+    fail the hook."""
     what = STATUS_NAMES.get(sub)
     if what is None:
         return
@@ -290,7 +293,7 @@ def _record(env: Mapping[str, str], sub: str, outcome: HookOutcome) -> None:
         from memoria_hook_client.state import record
 
         tally = WITHOUT_CONTEXT.get(outcome.outcome) if what == "recall" else None
-        record(env, what, outcome.outcome, outcome.namespace, outcome.count, tally=tally)
+        record(env, what, outcome.outcome, outcome.namespace, outcome.count, tally=tally, agent=agent)
     except Exception:  # noqa: S110 - a state directory we cannot write is not the person's problem
         pass
 
@@ -355,7 +358,7 @@ def main(
             out.flush()
         except (OSError, ValueError):
             pass
-    _record(env, sub, outcome)
+    _record(env, sub, outcome, agent)
     return 0
 
 

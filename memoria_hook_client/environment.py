@@ -22,9 +22,13 @@ ENV_API_KEY = "MEMORIA_CLIENT__API_KEY"
 ENV_KEY_FILE = "MEMORIA_CLIENT__KEY_FILE"
 ENV_HOOK_BUDGET = "MEMORIA_CLIENT__HOOK_BUDGET_S"
 ENV_HOOK_LOG = "MEMORIA_CLIENT__HOOK_LOG"
+ENV_FLUSH_WAIT = "MEMORIA_CLIENT__FLUSH_WAIT_S"
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 DEFAULT_HOOK_BUDGET_S = 1.5
+#: How long the waiting flusher (`memoria_hook_client.flush_wait`) keeps trying a server that is down.
+DEFAULT_FLUSH_WAIT_S = 1800.0
+MAX_FLUSH_WAIT_S = 86400.0
 
 
 class KeyFileError(Exception):

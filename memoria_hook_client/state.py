@@ -4,9 +4,11 @@ The capture hook, the recall hooks and `memoria status` share one directory:
 `$MEMORIA_CLIENT__STATE_DIR`, else `$XDG_STATE_HOME/memoria`, else `~/.local/state/memoria`.
 Inside it: `spool.json` (capture batches not yet accepted by the server, see `memoria_hook_client.spool`),
 `cursors/<session_id>.json` (how far each session's transcript was read), `status.json` (the
-last capture / recall / session-start outcome, so `memoria status` can say what happened without a
-log to grep) and `projects/<folder>-<checksum>.json` (a git repository's root commit, its project
-identity when it has no remote, see `memoria_hook_client.identity`). Hooks import this on every
+last capture / recall / session-start / flush outcome, of any agent and of each agent, so
+`memoria status` can say what happened without a log to grep), `flush-wait.json` (the waiting
+flusher, see `memoria_hook_client.flush_wait`) and `projects/<folder>-<checksum>.json` (a git
+repository's root commit, its project identity when it has no remote, see
+`memoria_hook_client.identity`). Hooks import this on every
 run, so it loads the standard library only, and neither pathlib nor typing at run time. Writing a
 status record never raises: a state directory we cannot write must not turn a quiet hook into a
 loud one.
@@ -30,6 +32,9 @@ SPOOL_LOCK = "spool.lock"
 STATUS_FILE = "status.json"
 STATUS_LOCK = "status.lock"
 CURSORS_DIR = "cursors"
+
+#: The key of status.json holding each agent's latest records: {agent: {what: record}}.
+AGENTS_KEY = "agents"
 
 #: How long a status writer waits for another one before giving up (the record is best effort).
 STATUS_LOCK_WAIT_S = 0.5
@@ -152,13 +157,17 @@ def record(
     count: int,
     details: Mapping[str, Any] | None = None,
     tally: str | None = None,
+    agent: str | None = None,
+    replaces: tuple[str, ...] = (),
 ) -> None:
     """Store the latest `what` ("capture", "recall", "session-start", "flush", ...) outcome in
     `status.json`, with `details` (a flush: what the server skipped per reason, and folded).
     `tally` adds one to that reason in the record's running `without_context` counts, which
     outlive the record they are kept in (a recall: why prompts got no context, since the state
-    directory was made). Never raises; when another writer holds the file too long the record is
-    skipped."""
+    directory was made). With `agent` the record is also kept as that agent's latest (under
+    `AGENTS_KEY`), so `memoria status` tells each coding agent's hooks apart. `replaces` names
+    records this one makes stale (a flush that sent clears the failed attempt noted after the last
+    one). Never raises; when another writer holds the file too long the record is skipped."""
     try:
         directory = state_dir(env)
         fd = lock_file(os.path.join(directory, STATUS_LOCK), STATUS_LOCK_WAIT_S)
@@ -170,7 +179,7 @@ def record(
             if not isinstance(status, dict):
                 status = {}
             tallied = _tallied(status.get(what), tally)
-            status[what] = {
+            entry = {
                 **(details or {}),
                 **({"without_context": tallied} if tallied else {}),
                 "at": now_iso(),
@@ -178,6 +187,15 @@ def record(
                 "namespace": namespace,
                 "count": int(count),
             }
+            status[what] = entry
+            for stale in replaces:
+                status.pop(stale, None)
+            if agent is not None:
+                agents = status.get(AGENTS_KEY)
+                agents = agents if isinstance(agents, dict) else {}
+                own = agents.get(agent)
+                agents[agent] = {**(own if isinstance(own, dict) else {}), what: entry}
+                status[AGENTS_KEY] = agents
             write_json_atomic(path, status)
         finally:
             unlock_file(fd)
@@ -204,6 +222,13 @@ def read_status(env: Mapping[str, str]) -> dict[str, Any]:
     return status if isinstance(status, dict) else {}
 
 
+def agent_records(status: Mapping[str, Any], agent: str) -> dict[str, Any]:
+    """The latest records of one coding agent (`{what: record}`) in `read_status`'s answer."""
+    agents = status.get(AGENTS_KEY)
+    own = agents.get(agent) if isinstance(agents, dict) else None
+    return own if isinstance(own, dict) else {}
+
+
 def spool_summary(env: Mapping[str, str]) -> dict[str, int]:
     """{"batches", "exchanges", "bytes"} of the spool: what is waiting for the server."""
     path = spool_path(env)
@@ -216,3 +241,20 @@ def spool_summary(env: Mapping[str, str]) -> dict[str, int]:
         return {"batches": 0, "exchanges": 0, "bytes": size}
     exchanges = sum(len(batch.get("exchanges") or []) for batch in batches if isinstance(batch, dict))
     return {"batches": len(batches), "exchanges": exchanges, "bytes": size}
+
+
+def spool_by_agent(env: Mapping[str, str], default_agent: str) -> dict[str, dict[str, int]]:
+    """{agent: {"batches", "exchanges", "bytes"}} of the spool, a batch naming no agent counted as
+    `default_agent`'s (spooled before there were others); bytes as each batch takes in the file."""
+    batches = read_json(spool_path(env), [])
+    counts: dict[str, dict[str, int]] = {}
+    for batch in batches if isinstance(batches, list) else ():
+        if not isinstance(batch, dict):
+            continue
+        named = batch.get("agent")
+        agent = named if isinstance(named, str) else default_agent
+        own = counts.setdefault(agent, {"batches": 0, "exchanges": 0, "bytes": 0})
+        own["batches"] += 1
+        own["exchanges"] += len(batch.get("exchanges") or [])
+        own["bytes"] += len(json.dumps(batch, ensure_ascii=False, separators=(",", ":")).encode("utf-8")) + 1
+    return counts

@@ -72,6 +72,8 @@ class Session:
             "MEMORIA_CLIENT__URL": url,
             "MEMORIA_CLIENT__CAPTURE_FLUSH": "inline",
             "MEMORIA_CLIENT__HOOK_BUDGET_S": "10",
+            # no waiting flusher (tests/test_flush_wait.py): these tests send the spool themselves
+            "MEMORIA_CLIENT__FLUSH_WAIT_S": "0",
         }
         self.log = tmp_path / "hook.log"
 
@@ -120,6 +122,7 @@ def test_stop_sends_the_finished_exchanges_to_the_projects_namespace(session: Se
         "count": 3,
     }
     assert status["flush"]["outcome"] == "flushed"
+    assert status["agents"]["claude-code"]["capture"] == status["capture"], "recorded as the agent's own"
 
 
 def test_private_spans_never_reach_the_spool_or_the_server(session: Session, stub: Stub) -> None:
@@ -186,7 +189,8 @@ def test_a_stopped_server_loses_nothing_and_the_next_run_sends_it(session: Sessi
     session.append(THREE_TURNS)
     assert session.hook("Stop") == ""
     assert state.spool_summary(session.env)["exchanges"] == 3
-    assert state.read_status(session.env)["flush"]["outcome"] == "unreachable"
+    status = state.read_status(session.env)
+    assert status["flush-attempt"]["outcome"] == "unreachable" and "flush" not in status, "nothing sent"
     assert "unreachable" in session.log_text()
     # the server is back (its URL is the stub's): a run with nothing new still flushes the spool
     for batch in (spooled := load(session.env)):

@@ -29,9 +29,10 @@ import httpx
 import pytest
 
 import memoria_bench.serve as serve_module
+from memoria_bench.clis.anthropic_api import FakeAnthropic, Reply, Text, ToolUse
+from memoria_bench.clis.claude import CLAUDE_TIMEOUT_S, claude_binary, claude_env
 from memoria_bench.serve import ServedApi, served_api
-from tests.fakes.anthropic_api import FakeAnthropic, Reply, Text, ToolUse
-from tests.test_claude_code_mcp import CLAUDE_TIMEOUT_S, MEMORIA, claude_binary
+from tests.test_claude_code_mcp import MEMORIA
 
 pytestmark = pytest.mark.e2e
 
@@ -98,15 +99,8 @@ class Project:
         }
 
     def claude_env(self, base: str, key: str, fake: FakeAnthropic) -> dict[str, str]:
-        return self.client_env(base, key) | {
-            "MEMORIA_CLIENT__CAPTURE_FLUSH": "inline",
-            "ANTHROPIC_BASE_URL": fake.url,
-            "ANTHROPIC_API_KEY": "sk-ant-fake-key-for-tests",
-            "DISABLE_TELEMETRY": "1",
-            "DISABLE_AUTOUPDATER": "1",
-            "DISABLE_ERROR_REPORTING": "1",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        }
+        env = self.client_env(base, key) | {"MEMORIA_CLIENT__CAPTURE_FLUSH": "inline"}
+        return claude_env(env, self.home, fake.url)
 
     def log(self) -> str:
         return self.hook_log.read_text()[-4000:] if self.hook_log.is_file() else "(no hook log)"

@@ -38,20 +38,19 @@ from typing import Any
 import httpx
 import pytest
 
-from memoria_bench.serve import REPO_ROOT, served_api
+from memoria_bench.clis.anthropic_api import FakeAnthropic, Reply, Text, ToolUse
+from memoria_bench.clis.claude import CLAUDE_TIMEOUT_S, claude_binary, claude_env
+from memoria_bench.serve import served_api
 from memoria_hook_client.environment import ENV_API_KEY, write_key_file
-from tests.fakes.anthropic_api import FakeAnthropic, Reply, Text, ToolUse
 
 pytestmark = pytest.mark.e2e
 
 MEMORIA = str(Path(sys.executable).with_name("memoria"))
-INSTALL_SCRIPT = REPO_ROOT / ".ci" / "claude-code-mcp.sh"
 STORE_TOOL = "mcp__memoria__memory_store"
 TOOLS = [f"mcp__memoria__{name}" for name in ("memory_store", "memory_recall", "memory_get", "memory_list")]
 FACT = "The zebra-17 service is deployed with Terraform only; never kubectl apply by hand."
 STORE_PROMPT = "Remember this for later sessions: zebra-17 deploys with Terraform only."
 RECALL_PROMPT = "How should I deploy the zebra-17 service to production?"
-CLAUDE_TIMEOUT_S = 120
 RECALL_TOOL = "mcp__memoria__memory_recall"
 OLD_FACT = "Background jobs of okapi-3 run on Celery with RabbitMQ as the broker."
 NEW_FACT = "Background jobs of okapi-3 moved to Dramatiq on Redis streams; Celery and RabbitMQ are gone."
@@ -59,22 +58,6 @@ NEW_FACT = "Background jobs of okapi-3 moved to Dramatiq on Redis streams; Celer
 SAVE_PROMPT = "Save our decision about how okapi-3 runs its background jobs as a memory."
 CHANGE_PROMPT = "We changed how okapi-3 runs its background jobs; update the memory to the new setup."
 ASK_PROMPT = "How do background jobs of okapi-3 run? Which broker do they use?"
-INSTALL_TIMEOUT_S = 600
-
-
-def claude_binary() -> str:
-    configured = os.environ.get("CLAUDE_CODE_BIN")
-    if configured:
-        return configured
-    done = subprocess.run(
-        ["bash", str(INSTALL_SCRIPT), "--install-only"],
-        capture_output=True,
-        text=True,
-        timeout=INSTALL_TIMEOUT_S,
-        check=False,
-    )
-    assert done.returncode == 0, f"installing Claude Code failed:\n{done.stdout}\n{done.stderr}"
-    return done.stdout.strip().splitlines()[-1]
 
 
 TOOL_SEARCH = "ToolSearch"
@@ -206,14 +189,7 @@ async def _project_with_mcp(
 
 
 def _claude_env(client_env: dict[str, str], fake: FakeAnthropic) -> dict[str, str]:
-    return client_env | {
-        "ANTHROPIC_BASE_URL": fake.url,
-        "ANTHROPIC_API_KEY": "sk-ant-fake-key-for-tests",
-        "DISABLE_TELEMETRY": "1",
-        "DISABLE_AUTOUPDATER": "1",
-        "DISABLE_ERROR_REPORTING": "1",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-    }
+    return claude_env(client_env, Path(client_env["HOME"]), fake.url)
 
 
 async def test_claude_code_stores_through_mcp_and_the_hook_recalls_it(

@@ -252,6 +252,13 @@ def test_status_reports_server_parts_and_counts(memoria: Memoria) -> None:
         assert f"{check:<10} ok" in out
 
 
+def test_status_json_says_the_server_is_ready_with_your_namespaces(memoria: Memoria) -> None:
+    report = json.loads(ok(run(memoria, "status", "--json")))
+    assert (report["server"]["ready"], report["server"]["error"]) == (True, None)
+    assert "repo:shop-api" in {ns["name"] for ns in report["server"]["namespaces"]}
+    assert report["agents"][0]["agent"] == "claude-code"
+
+
 def test_login_saves_a_key_only_the_user_can_read(memoria: Memoria, home: Path) -> None:
     key_file = home / "conf" / "memoria" / "key"
     out = ok(run(memoria, "login", "--key-file", str(key_file), stdin=memoria.key + "\n"))

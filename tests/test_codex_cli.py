@@ -35,15 +35,20 @@ import httpx
 import pytest
 
 import memoria_bench.serve as serve_module
-from memoria_bench.serve import REPO_ROOT, served_api
-from tests.fakes.responses_api import FakeResponses, FunctionCall, Reply, Text
+from memoria_bench.clis.codex import (
+    CODEX_TIMEOUT_S,
+    codex_argv,
+    codex_binary,
+    codex_env,
+    codex_home,
+    write_provider,
+)
+from memoria_bench.clis.responses_api import FakeResponses, FunctionCall, Reply, Text
+from memoria_bench.serve import served_api
 from tests.test_claude_code_mcp import MEMORIA
 
 pytestmark = pytest.mark.e2e
 
-INSTALL_SCRIPT = REPO_ROOT / ".ci" / "codex.sh"
-INSTALL_TIMEOUT_S = 600
-CODEX_TIMEOUT_S = 120
 PINNED_FACT = "Pinned: the quokka-9 project ships every release from the release-train branch only."
 FIRST_PROMPT = "Which port does the walrus gateway of quokka-9 listen on? Check the repo first."
 FIRST_REPLY = "The walrus gateway listens on port 7341 behind the amber proxy; see gateway.toml."
@@ -55,21 +60,6 @@ OFFLINE_REPLY = "Noted: the narwhal cache is flushed every Tuesday at noon."
 #: How each Memoria context starts (app.hooks.start_context, app.hooks.context).
 START_HEADER = "Memoria: memories of namespace"
 PROMPT_HEADER = "Memories recalled by Memoria"
-
-
-def codex_binary() -> str:
-    configured = os.environ.get("CODEX_BIN")
-    if configured:
-        return configured
-    done = subprocess.run(
-        ["bash", str(INSTALL_SCRIPT), "--install-only"],
-        capture_output=True,
-        text=True,
-        timeout=INSTALL_TIMEOUT_S,
-        check=False,
-    )
-    assert done.returncode == 0, f"installing Codex failed:\n{done.stdout}\n{done.stderr}"
-    return done.stdout.strip().splitlines()[-1]
 
 
 def script(body: dict[str, Any]) -> Reply:
@@ -112,7 +102,7 @@ class Project:
 
     @property
     def codex_home(self) -> Path:
-        return self.home / ".codex"
+        return codex_home(self.home)
 
     @property
     def state(self) -> Path:
@@ -133,26 +123,12 @@ class Project:
         }
 
     def codex_env(self, base: str, key: str) -> dict[str, str]:
-        return self.client_env(base, key) | {
-            "MEMORIA_CLIENT__CAPTURE_FLUSH": "inline",
-            "FAKE_RESPONSES_KEY": "sk-fake-key-for-tests",
-            "NO_COLOR": "1",
-        }
+        env = self.client_env(base, key) | {"MEMORIA_CLIENT__CAPTURE_FLUSH": "inline"}
+        return codex_env(env, self.home)
 
     def write_provider(self, fake: FakeResponses) -> None:
         """The person's own Codex settings: the fake model as a custom provider, telemetry off."""
-        self.codex_home.mkdir(parents=True, exist_ok=True)
-        (self.codex_home / "config.toml").write_text(
-            'model = "fake-model"\n'
-            'model_provider = "fake"\n'
-            "check_for_update_on_startup = false\n\n"
-            "[analytics]\nenabled = false\n\n"
-            "[model_providers.fake]\n"
-            'name = "Fake Responses API"\n'
-            f'base_url = "{fake.url}"\n'
-            'env_key = "FAKE_RESPONSES_KEY"\n'
-            'wire_api = "responses"\n'
-        )
+        write_provider(self.home, fake.url)
 
     def log(self) -> str:
         return self.hook_log.read_text()[-4000:] if self.hook_log.is_file() else "(no hook log)"
@@ -214,7 +190,7 @@ async def _codex(
     codex: str, project: Project, base: str, key: str, prompt: str
 ) -> subprocess.CompletedProcess[str]:
     return await run_command(
-        [codex, "exec", "--sandbox", "danger-full-access", prompt],
+        codex_argv(codex, prompt),
         project.repo,
         project.codex_env(base, key),
         CODEX_TIMEOUT_S,

@@ -20,20 +20,20 @@ from typing import Any
 
 import pytest
 
+from memoria_bench.clis.anthropic_api import FakeAnthropic
+from memoria_bench.clis.anthropic_api import Reply as ClaudeReply
+from memoria_bench.clis.anthropic_api import Text as ClaudeText
+from memoria_bench.clis.claude import CLAUDE_TIMEOUT_S, claude_binary
+from memoria_bench.clis.codex import CODEX_TIMEOUT_S, codex_binary
+from memoria_bench.clis.responses_api import FakeResponses
+from memoria_bench.clis.responses_api import Reply as CodexReply
+from memoria_bench.clis.responses_api import Text as CodexText
 from memoria_bench.serve import served_api
-from tests.fakes.anthropic_api import FakeAnthropic
-from tests.fakes.anthropic_api import Reply as ClaudeReply
-from tests.fakes.anthropic_api import Text as ClaudeText
-from tests.fakes.responses_api import FakeResponses
-from tests.fakes.responses_api import Reply as CodexReply
-from tests.fakes.responses_api import Text as CodexText
 from tests.test_claude_code_hooks import hook_context
-from tests.test_claude_code_mcp import CLAUDE_TIMEOUT_S, MEMORIA, claude_binary
+from tests.test_claude_code_mcp import MEMORIA
 from tests.test_codex_cli import (
-    CODEX_TIMEOUT_S,
     PROMPT_HEADER,
     Project,
-    codex_binary,
     create_key,
     list_episodes,
     memoria_context,

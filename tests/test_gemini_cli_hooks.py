@@ -33,9 +33,7 @@ import httpx
 import pytest
 
 import memoria_bench.serve as serve_module
-from memoria_bench.serve import ServedApi, served_api
-from tests.fakes.gemini_api import FakeGemini, FunctionCall, Reply, Text
-from tests.gemini_cli import (
+from memoria_bench.clis.gemini import (
     GEMINI_TIMEOUT_S,
     USER_SETTINGS,
     gemini_argv,
@@ -44,6 +42,8 @@ from tests.gemini_cli import (
     without_noise,
     write_user_settings,
 )
+from memoria_bench.clis.gemini_api import FakeGemini, FunctionCall, Reply, Text
+from memoria_bench.serve import ServedApi, served_api
 from tests.test_claude_code_mcp import MEMORIA
 
 pytestmark = pytest.mark.e2e

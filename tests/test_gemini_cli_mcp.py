@@ -21,9 +21,15 @@ import pytest
 from click.testing import CliRunner
 
 from app.cli import main
+from memoria_bench.clis.gemini import (
+    GEMINI_TIMEOUT_S,
+    gemini_argv,
+    gemini_binary,
+    gemini_env,
+    write_user_settings,
+)
+from memoria_bench.clis.gemini_api import FakeGemini, FunctionCall, Reply, Text
 from memoria_bench.serve import served_api
-from tests.fakes.gemini_api import FakeGemini, FunctionCall, Reply, Text
-from tests.gemini_cli import GEMINI_TIMEOUT_S, gemini_argv, gemini_binary, gemini_env, write_user_settings
 from tests.test_claude_code_mcp import MEMORIA
 
 FACT = "The zebra-17 service is deployed with Terraform only; never kubectl apply by hand."

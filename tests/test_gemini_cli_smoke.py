@@ -1,6 +1,6 @@
 """The real Gemini CLI (from npm) runs `gemini -p` against the fake Gemini API on 127.0.0.1: the fake
 gets the prompt, scripts a function call the CLI runs, and its text reply is what the CLI prints.
-The harness every Gemini CLI test stands on (`tests.gemini_cli`, `tests.fakes.gemini_api`)."""
+The harness every Gemini CLI test stands on (`memoria_bench.clis.gemini`, `memoria_bench.clis.gemini_api`)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,14 @@ from typing import Any
 
 import pytest
 
-from tests.fakes.gemini_api import FakeGemini, FunctionCall, Reply, Text
-from tests.gemini_cli import GEMINI_TIMEOUT_S, gemini_argv, gemini_binary, gemini_env, write_user_settings
+from memoria_bench.clis.gemini import (
+    GEMINI_TIMEOUT_S,
+    gemini_argv,
+    gemini_binary,
+    gemini_env,
+    write_user_settings,
+)
+from memoria_bench.clis.gemini_api import FakeGemini, FunctionCall, Reply, Text
 
 pytestmark = pytest.mark.e2e
 

@@ -609,6 +609,20 @@ def test_each_recall_outcome_is_recorded_for_memoria_status(home: Path) -> None:
     assert last_outcomes(home)["recall"]["outcome"] == "skipped"
 
 
+def test_each_agents_last_recall_is_kept_apart_for_memoria_status(home: Path) -> None:
+    with canned_server(answer_with_outcome(CONTEXT, "injected:3")) as url:
+        run_hook(home, event("how do we deploy", home), url=url, extra_env=state_env(home))
+    codex = [sys.executable, "-S", str(SCRIPT), "user-prompt-submit", "--agent", "codex"]
+    dead = f"http://127.0.0.1:{free_port()}"
+    assert_silent(
+        run_hook(home, event("how do we deploy", home), url=dead, argv=codex, extra_env=state_env(home))
+    )
+    outcomes = last_outcomes(home)
+    assert outcomes["recall"]["outcome"] == "unreachable", "the latest of any agent"
+    assert outcomes["agents"]["claude-code"]["recall"]["outcome"] == "injected"
+    assert outcomes["agents"]["codex"]["recall"]["outcome"] == "unreachable"
+
+
 def test_prompts_left_without_context_are_counted_per_reason_for_memoria_status(home: Path) -> None:
     outcomes = ["skipped:acknowledgement", "below-floor", "below-floor", "all-seen", "budget-spent"]
     for outcome in [*outcomes, "injected:2"]:

@@ -28,9 +28,8 @@ from typing import Any
 import httpx
 import pytest
 
-from memoria_bench.serve import served_api
-from tests.fakes.openai_chat_api import FakeOpenAIChat
-from tests.qwen_code import (
+from memoria_bench.clis.openai_chat_api import FakeOpenAIChat
+from memoria_bench.clis.qwen import (
     QWEN_TIMEOUT_S,
     USER_SETTINGS,
     qwen_argv,
@@ -38,6 +37,7 @@ from tests.qwen_code import (
     qwen_env,
     write_user_settings,
 )
+from memoria_bench.serve import served_api
 from tests.test_claude_code_mcp import MEMORIA
 
 pytestmark = pytest.mark.e2e

@@ -22,10 +22,9 @@ import pytest
 from click.testing import CliRunner
 
 from app.cli import main
+from memoria_bench.clis.openai_chat_api import FakeOpenAIChat, ToolCall
+from memoria_bench.clis.qwen import QWEN_TIMEOUT_S, qwen_argv, qwen_binary, qwen_env, write_user_settings
 from memoria_bench.serve import served_api
-from tests.fakes.model_api import Answer, event_stream
-from tests.fakes.openai_chat_api import FakeOpenAIChat, completion_stream
-from tests.qwen_code import QWEN_TIMEOUT_S, qwen_argv, qwen_binary, qwen_env, write_user_settings
 from tests.test_claude_code_mcp import MEMORIA
 
 NAMESPACE = "repo:zebra-17"
@@ -35,42 +34,22 @@ FACT = "The zebra-17 service keeps its feature flags in flags.yaml, never in the
 STORE_PROMPT = "Remember for later: zebra-17 keeps its feature flags in flags.yaml."
 
 
-def _tool_call_stream(name: str, arguments: dict[str, Any], model: str) -> str:
-    """One streamed chat completion whose answer is a call of the tool `name`."""
-    call = {"index": 0, "id": f"call_{name}", "type": "function"}
-    call["function"] = {"name": name, "arguments": json.dumps(arguments)}
-    chunks = [
-        {
-            "choices": [
-                {"index": 0, "delta": {"role": "assistant", "tool_calls": [call]}, "finish_reason": None}
-            ]
-        },
-        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+def store_through_the_bridge(body: dict[str, Any]) -> str | ToolCall:
+    """The main turn: `tool_search` for the store tool, then `tool_call` of it, then text; any other
+    request (Qwen Code's own memory extractor) gets text."""
+    tools = {tool.get("function", {}).get("name") for tool in body.get("tools", [])}
+    if "tool_call" not in tools:
+        return "Stored."
+    called = [
+        call["function"]["name"]
+        for message in body.get("messages", [])
+        for call in message.get("tool_calls") or []
     ]
-    framed = [{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": model} | c for c in chunks]
-    return "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in framed) + "data: [DONE]\n\n"
-
-
-class StoringModel(FakeOpenAIChat):
-    """Answers the main turn: `tool_search` for the store tool, then `tool_call` of it, then text."""
-
-    def answer(self, method: str, path: str, body: dict[str, Any]) -> Answer:
-        tools = {tool.get("function", {}).get("name") for tool in body.get("tools", [])}
-        if not (method == "POST" and path.endswith("/chat/completions") and "tool_call" in tools):
-            return super().answer(method, path, body)
-        called = [
-            call["function"]["name"]
-            for message in body.get("messages", [])
-            for call in message.get("tool_calls") or []
-        ]
-        if "tool_search" not in called:
-            return event_stream(
-                _tool_call_stream("tool_search", {"query": f"select:{STORE_TOOL}"}, self.model)
-            )
-        if "tool_call" not in called:
-            arguments = {"name": STORE_TOOL, "arguments": {"memories": [{"content": FACT}]}}
-            return event_stream(_tool_call_stream("tool_call", arguments, self.model))
-        return event_stream(completion_stream("Stored.", self.model))
+    if "tool_search" not in called:
+        return ToolCall("tool_search", {"query": f"select:{STORE_TOOL}"})
+    if "tool_call" not in called:
+        return ToolCall("tool_call", {"name": STORE_TOOL, "arguments": {"memories": [{"content": FACT}]}})
+    return "Stored."
 
 
 def test_mcp_install_agent_qwen_adds_memorias_server_and_uninstall_gives_the_file_back(
@@ -124,7 +103,7 @@ async def test_qwen_code_calls_memorias_store_tool_and_the_memory_is_stored(tmp_
     home = tmp_path / "home"
     write_user_settings(home)
     data_dir = tmp_path / "pgdata"
-    fake = StoringModel(lambda body: "Stored.").start()
+    fake = FakeOpenAIChat(store_through_the_bridge).start()
 
     async def run(argv: list[str], env: dict[str, str], limit_s: float) -> subprocess.CompletedProcess[str]:
         return await asyncio.to_thread(

@@ -1,7 +1,7 @@
 """The real Qwen Code (from npm) runs `qwen -p` against the fake OpenAI Chat Completions API on
 127.0.0.1: the fake gets the prompt as a streamed chat completion request, and its reply is what
-the CLI prints. The harness every Qwen Code test stands on (`tests.qwen_code`,
-`tests.fakes.openai_chat_api`)."""
+the CLI prints. The harness every Qwen Code test stands on (`memoria_bench.clis.qwen`,
+`memoria_bench.clis.openai_chat_api`)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes.openai_chat_api import FakeOpenAIChat
-from tests.qwen_code import MODEL, QWEN_TIMEOUT_S, qwen_argv, qwen_binary, qwen_env, write_user_settings
+from memoria_bench.clis.openai_chat_api import FakeOpenAIChat
+from memoria_bench.clis.qwen import (
+    MODEL,
+    QWEN_TIMEOUT_S,
+    qwen_argv,
+    qwen_binary,
+    qwen_env,
+    write_user_settings,
+)
 
 pytestmark = pytest.mark.e2e
 

@@ -35,6 +35,7 @@ def machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
         "MEMORIA_CLIENT__API_KEY": "mem_test",
         "MEMORIA_CLIENT__URL": f"http://127.0.0.1:{free_port()}",  # nobody listens
         "COLUMNS": "250",
+        "MEMORIA_CLIENT__FLUSH_WAIT_S": "0",  # a failed flush here starts no waiting flusher
     }
 
 
@@ -263,3 +264,18 @@ def test_a_flush_that_found_the_spool_already_sent_leaves_the_last_flush_line_al
         line.startswith("last flush") and "flushed count 4" in line
         for line in lines(memoria(machine, "status"))
     )
+
+
+def test_a_flush_that_sent_nothing_is_shown_under_the_last_one_that_sent_never_in_its_place(
+    machine: dict[str, str],
+) -> None:
+    state.record(machine, "flush", "flushed", None, 4)  # the flush that sent
+    spool.append(machine, "repo:shop-api", machine["MEMORIA_CLIENT__URL"], [{"turn": 0}])
+
+    assert run_flush(machine, 5.0, [])["outcome"] == "unreachable"  # nobody listens
+
+    assert state.read_status(machine)["flush"]["count"] == 4
+    out = lines(memoria(machine, "status"))
+    flush = out.index(next(line for line in out if line.startswith("last flush ")))
+    assert "flushed count 4" in out[flush]
+    assert out[flush + 1].startswith("then ") and out[flush + 1].endswith("unreachable, sent nothing, 1 left")

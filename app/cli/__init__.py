@@ -37,6 +37,7 @@ def _register() -> None:
     from app.cli.promote import promote
     from app.cli.secrets import secrets
     from app.cli.shares import share
+    from app.cli.status import status
 
     for command in (
         *admin.COMMANDS,
@@ -48,6 +49,7 @@ def _register() -> None:
         hook,
         mcp,
         secrets,
+        status,
     ):
         main.add_command(command)
     main.add_command(promote)

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import click
 
-from memoria_hook_client.capture_worker import ENV_CAPTURE, NO_CAPTURE_FILE, capture_off_reason
+from memoria_hook_client.capture_worker import ENV_CAPTURE, NO_CAPTURE_FILE, capture_off_reason, record_flush
 from memoria_hook_client.namespace import git_root
 from memoria_hook_client.spool import flush as flush_spool
-from memoria_hook_client.state import record, spool_path
+from memoria_hook_client.state import spool_path
 
 FLUSH_BUDGET_S = 120.0
 MARKER_TEXT = (
@@ -84,8 +84,7 @@ def flush() -> None:
     """Send the spooled exchanges to Memoria now, oldest first; exit 1 when some could not be sent."""
     notes: list[str] = []
     result = flush_spool(os.environ, FLUSH_BUDGET_S, notes)
-    if result["outcome"] != "empty":
-        record(os.environ, "flush", result["outcome"], None, result["sent"])
+    record_flush(os.environ, result)
     for note in notes:
         click.echo(note, err=True)
     if result["outcome"] == "empty":

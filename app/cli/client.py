@@ -1,4 +1,5 @@
-"""`memoria remember | recall | list | forget | import | export | status | login`: the API from a terminal.
+"""`memoria remember | recall | list | forget | import | export | login`: the API from a terminal
+(`memoria status` is `app.cli.status`).
 
 The commands only parse options, load the settings once and print; talking to the server and JSON
 Lines streaming live in `app.client` (which gets `settings.client` passed in), the key file in
@@ -18,17 +19,12 @@ import click
 from rich.markup import escape
 
 from app.cli.config import settings
-from app.cli.hook_agents import agents_status
-from app.cli.mcp import print_registrations
 from app.client.api import Api, RequestFailed
 from app.client.render import console, err_console, memory_lines, memory_table, print_json, recall_table
-from app.client.settings import ClientSettings
 from app.client.transfer import count_memories, export_memories, import_memories
-from app.hooks import install as hook_setup
 from app.settings import Settings
-from memoria_hook_client import state as hook_state
 from memoria_hook_client.environment import write_key_file
-from memoria_hook_client.namespace import git_root, namespace_for_cwd
+from memoria_hook_client.namespace import namespace_for_cwd
 
 
 def current_namespace(config: Settings) -> str:
@@ -237,126 +233,6 @@ def forget(memory_id: int, purge: bool) -> None:
 
 
 @click.command()
-def status() -> None:
-    """Server, database, embedder and your memory counts; then this machine's Claude Code hooks,
-    MCP registration (and whether it would send a key), capture spool and last hook outcomes
-    (shown when the server is down too). Exits 1 unless the server is ready."""
-    client = settings().client
-    try:
-        healthy = _server_status(client)
-    except click.ClickException as exc:  # unreachable, refused key, no key: the local part still helps
-        console().print(f"server     {escape(client.url)}  [red]{escape(exc.format_message())}[/red]")
-        healthy = False
-    _hooks_status(Path.cwd())
-    print_registrations(Path(git_root(str(Path.cwd())) or Path.cwd()))
-    _local_state(client)
-    if not healthy:
-        raise click.exceptions.Exit(1)
-
-
-def _server_status(client: ClientSettings) -> bool:
-    with Api.from_settings(client) as api:
-        # `/readyz` names the failing check only for a key with the `admin` scope
-        ready = api.send("GET", "/readyz", accept=(503,))
-        body = ready.json()
-        healthy = ready.status_code == 200
-        console().print(
-            f"server     {client.url}  {'[green]ready[/green]' if healthy else '[red]not ready[/red]'}"
-        )
-        checks = body.get("checks")
-        if checks is None:
-            console().print("checks     [dim](shown for a key with the admin scope)[/dim]")
-        for check, state in (checks or {}).items():
-            colour = "green" if state == "ok" else "red"
-            console().print(f"{check:<10} [{colour}]{state}[/{colour}]")
-        namespaces = api.json("GET", "/v1/namespaces")
-    total = sum(ns["memories"] for ns in namespaces)
-    console().print(f"key        [green]ok[/green]  {len(namespaces)} namespaces, {total} memories")
-    for ns in namespaces:
-        console().print(f"  {ns['memories']:>8}  {ns['name']}")
-    return healthy
-
-
-def _hooks_status(cwd: Path) -> None:
-    """Memoria's hooks in each settings scope Claude Code would read for a session started here."""
-    project = Path(git_root(str(cwd)) or cwd)
-    console().print("hooks")
-    for scope in ("user", "project", "local"):
-        path = hook_setup.settings_path(scope, project)
-        found = hook_setup.read_installed(path)
-        if found is None:
-            console().print(f"  {scope:<8} [red]unreadable[/red]  {escape(str(path))}")
-        elif not found:
-            console().print(f"  {scope:<8} [dim]none[/dim]  {escape(str(path))}")
-        else:
-            console().print(f"  {scope:<8} {escape(str(path))}")
-            for event, entries in found.items():
-                kinds = ", ".join(hook_setup.describe(entry) for entry in entries)
-                console().print(f"    {event:<17} {kinds}")
-    for line in agents_status():  # Codex CLI and the other agents
-        console().print(escape(line))
-
-
-def _local_state(client: ClientSettings) -> None:
-    """The capture spool and the last outcome of each hook, from the client's state directory."""
-    env = dict(os.environ)
-    if client.state_dir is not None:
-        env[hook_state.ENV_STATE_DIR] = str(client.state_dir)
-    spool = hook_state.spool_summary(env)
-    where = escape(hook_state.state_dir(env))
-    if spool["exchanges"] or spool["batches"]:
-        console().print(
-            f"spool      [yellow]{spool['exchanges']} exchanges in {spool['batches']} batches "
-            f"({spool['bytes']} bytes) waiting for the server[/yellow]  {where}"
-        )
-    else:
-        console().print(f"spool      empty  {where}")
-    records = hook_state.read_status(env)
-    for what, label in (
-        ("capture", "capture"),
-        ("flush", "flush"),
-        ("recall", "recall"),
-        ("session-start", "session"),
-    ):
-        record = records.get(what)
-        if not isinstance(record, dict):
-            console().print(f"last {label:<9} [dim]never[/dim]")
-            continue
-        namespace = record.get("namespace") or "server default"
-        console().print(
-            escape(
-                f"last {label:<9} {record.get('at')}  {record.get('outcome')}  "
-                f"count {record.get('count')}  namespace {namespace}"
-            )
-        )
-        if what == "flush":
-            _flush_counts(record)
-        if what == "recall":
-            _without_context(record)
-
-
-def _flush_counts(record: dict[str, Any]) -> None:
-    """What the server left out of the last flush, per skip rule, and how many exchanges it folded
-    into episodes they repeat (the capture route's answer, recorded by the flusher)."""
-    skipped = record.get("skipped")
-    if isinstance(skipped, dict) and skipped:
-        reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(skipped.items()))
-        console().print(escape(f"  skipped  {reasons}"))
-    folded = record.get("folded")
-    if isinstance(folded, int) and folded:
-        console().print(f"  folded   {folded} repeats into earlier episodes")
-
-
-def _without_context(record: dict[str, Any]) -> None:
-    """How many prompts the recall hook left without context, per reason (trivial, floor, seen,
-    budget, no-results), as the hook client counted them since its state directory was made."""
-    counts = record.get("without_context")
-    if isinstance(counts, dict) and counts:
-        reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(counts.items()))
-        console().print(escape(f"  no context  {reasons}"))
-
-
-@click.command()
 @click.option("--key-file", type=click.Path(dir_okay=False, path_type=Path), help="Default: from settings.")
 @click.option("--no-check", is_flag=True, help="Save without asking the server whether the key works.")
 def login(key_file: Path | None, no_check: bool) -> None:
@@ -423,7 +299,6 @@ COMMANDS: list[click.Command] = [
     recall,
     list_memories,
     forget,
-    status,
     login,
     export,
     import_,

@@ -22,7 +22,9 @@ config_dir_option = click.option(
     "--config-dir",
     type=click.Path(file_okay=False, path_type=Path),
     help="The agent's config folder to edit instead of its own (Codex: $CODEX_HOME, else ~/.codex; "
-    "Gemini CLI: ~/.gemini, or the project's .gemini with --scope project; Qwen Code: likewise ~/.qwen).",
+    "Gemini CLI: ~/.gemini, or the project's .gemini with --scope project; Qwen Code: likewise ~/.qwen; "
+    "OpenCode: ~/.config/opencode, or the project's .opencode; "
+    "GitHub Copilot CLI: $COPILOT_HOME, else ~/.copilot, or the project's .github with --scope project).",
 )
 
 
@@ -33,7 +35,9 @@ def agents_named(agent: str) -> list[str]:
         return [agent]
     found = installers.detected()
     if not found:
-        raise click.ClickException("--agent all: no coding agent found on PATH (claude, codex, gemini, qwen)")
+        raise click.ClickException(
+            "--agent all: no coding agent found on PATH (claude, codex, gemini, qwen, opencode, copilot)"
+        )
     commands = {installers.CLAUDE_CODE: ("Claude Code", installers.CLAUDE_EXECUTABLE)}
     commands |= {name: (each.label, each.executable) for name, each in installers.INSTALLERS.items()}
     for name, (label, executable) in commands.items():

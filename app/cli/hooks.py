@@ -173,8 +173,12 @@ def hook_install(
     and capture on AfterAgent, PreCompress and SessionEnd, in ~/.gemini/settings.json (or the
     project's .gemini/settings.json). Qwen Code (`--agent qwen`): SessionStart, UserPromptSubmit and
     capture on Stop, PreCompact and SessionEnd, in ~/.qwen/settings.json (or the project's
-    .qwen/settings.json). `--agent all`: every agent whose command is on PATH, one line each; fails
-    (after trying them all) when one of them failed.
+    .qwen/settings.json). OpenCode (`--agent opencode`): a plugin file,
+    ~/.config/opencode/plugins/memoria.js (or the project's .opencode/plugins/memoria.js), recalling
+    for every prompt and capturing when a session goes idle. GitHub Copilot CLI (`--agent copilot`):
+    sessionStart and userPromptSubmitted (no capture yet), in ~/.copilot/hooks/memoria.json (or the
+    project's .github/hooks/memoria.json). `--agent all`: every agent whose command is on PATH, one
+    line each; fails (after trying them all) when one of them failed.
     """
     if not (session_start or recall or capture):
         raise click.UsageError(

@@ -52,13 +52,17 @@ _agent_option = click.option(
     show_default=True,
     help="The coding agent whose configuration to edit (codex: $CODEX_HOME/config.toml, user scope; "
     "gemini: ~/.gemini/settings.json, or the project's .gemini/settings.json with --scope project; "
-    "qwen: likewise ~/.qwen/settings.json); all: every one whose command is on PATH.",
+    "qwen: likewise ~/.qwen/settings.json; "
+    "opencode: ~/.config/opencode/opencode.json, or the project's opencode.json with --scope project; "
+    "copilot: $COPILOT_HOME/mcp-config.json, else ~/.copilot/mcp-config.json, user scope); "
+    "all: every one whose command is on PATH.",
 )
 _config_dir_option = click.option(
     "--config-dir",
     type=click.Path(file_okay=False, path_type=Path),
     help="Codex: the config folder to edit instead of $CODEX_HOME (else ~/.codex); Gemini CLI, Qwen Code: "
-    "the folder whose settings.json to edit.",
+    "the folder whose settings.json to edit; OpenCode: the folder whose opencode.json to edit; "
+    "GitHub Copilot CLI: the folder whose mcp-config.json to edit.",
 )
 
 
@@ -130,8 +134,10 @@ def _where(scope: str, project_dir: Path | None, config_file: Path | None) -> tu
 @click.option(
     "--approve-tools",
     is_flag=True,
-    help="Codex, Gemini CLI, Qwen Code: let it call Memoria's tools without asking (headless `codex exec`, "
-    "`gemini -p` and `qwen -p` refuse them otherwise).",
+    help="Codex, Gemini CLI, Qwen Code, OpenCode: let it call Memoria's tools without asking (headless "
+    "`codex exec`, `gemini -p` and `qwen -p` refuse them otherwise; OpenCode asks only when your "
+    "permission rules say so). GitHub Copilot CLI keeps no such permission in a file: start it with "
+    "--allow-tool=memoria.",
 )
 @_config_dir_option
 @click.option(

@@ -10,8 +10,10 @@ from app.core.settings import Section
 from app.errors import InvalidInput
 from app.namespaces import validate_namespace_name
 from memoria_hook_client.environment import (
+    DEFAULT_FLUSH_WAIT_S,
     DEFAULT_HOOK_BUDGET_S,
     DEFAULT_URL,
+    MAX_FLUSH_WAIT_S,
     default_hook_log,
     default_key_file,
 )
@@ -61,6 +63,14 @@ class ClientSettings(Section):
         default="detached",
         description="`inline`: a capture hook sends its spool before exiting (tests); `detached`: a "
         "separate process does, so the hook never waits for the server.",
+    )
+    flush_wait_s: float = Field(
+        default=DEFAULT_FLUSH_WAIT_S,
+        ge=0,
+        le=MAX_FLUSH_WAIT_S,
+        description="When a capture could not be sent (server down), one detached flusher keeps "
+        "retrying with backoff for this long and sends the spool as soon as the server answers; "
+        "0 = only at the next hook event.",
     )
 
     @model_validator(mode="after")

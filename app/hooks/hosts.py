@@ -30,6 +30,12 @@ def hook_specific_output(event_name: str, text: str) -> dict[str, Any]:
     return {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}
 
 
+def bare_additional_context(event_name: str, text: str) -> dict[str, Any]:
+    """GitHub Copilot CLI's answer shape: `additionalContext` at the top of the object (its
+    sessionStart and userPromptSubmitted outputs), with no event name."""
+    return {"additionalContext": text}
+
+
 @dataclass(frozen=True, slots=True)
 class Host:
     """One coding agent whose hook events Memoria answers."""
@@ -83,7 +89,28 @@ QWEN = Host(
     max_context_chars=9_000,
 )
 
-HOSTS: dict[str, Host] = {host.name: host for host in (CLAUDE_CODE, CODEX, GEMINI, QWEN)}
+OPENCODE = Host(
+    name="opencode",
+    label="OpenCode",
+    # OpenCode has no command hooks: Memoria's plugin (`app.hooks.opencode_plugin`) runs the hook
+    # client and adds its answer to the prompt's message as a text part of its own. OpenCode
+    # documents no limit on a part: held to Claude Code's bound.
+    max_context_chars=9_000,
+)
+
+COPILOT = Host(
+    name="copilot",
+    label="GitHub Copilot CLI",
+    # Copilot CLI documents no limit on additionalContext but the 10 MiB it reads of one hook's
+    # output; it adds sessionStart's text as a user message before the first prompt and
+    # userPromptSubmitted's in a <system_reminder> after the prompt: held to Claude Code's bound.
+    max_context_chars=9_000,
+    prompt_event="userPromptSubmitted",
+    start_event="sessionStart",
+    answer=bare_additional_context,
+)
+
+HOSTS: dict[str, Host] = {host.name: host for host in (CLAUDE_CODE, CODEX, GEMINI, QWEN, OPENCODE, COPILOT)}
 """Every host, by name: one set of hook routes and one capture route each."""
 
 

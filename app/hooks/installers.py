@@ -15,14 +15,18 @@ from collections.abc import Mapping
 
 from app.hooks.agent_install import AgentInstaller
 from app.hooks.install_codex import CODEX
+from app.hooks.install_copilot import COPILOT
 from app.hooks.install_gemini import GEMINI
+from app.hooks.install_opencode import OPENCODE
 from app.hooks.install_qwen import QWEN
 
 CLAUDE_CODE = "claude-code"
 """The agent `memoria hook install` serves without `--agent` (written by `app.hooks.install`)."""
 ALL = "all"
 
-INSTALLERS: dict[str, AgentInstaller] = {installer.name: installer for installer in (CODEX, GEMINI, QWEN)}
+INSTALLERS: dict[str, AgentInstaller] = {
+    installer.name: installer for installer in (CODEX, GEMINI, QWEN, OPENCODE, COPILOT)
+}
 """Every agent but Claude Code, by name (the names of `app.hooks.hosts.HOSTS`)."""
 CLAUDE_EXECUTABLE = "claude"
 AGENT_CHOICES = (CLAUDE_CODE, *INSTALLERS, ALL)

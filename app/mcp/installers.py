@@ -19,7 +19,7 @@ from typing import Literal
 
 from app.client.json_file import JsonFileError
 from app.client.toml_block import TomlBlockError
-from app.mcp import install_codex, install_gemini, install_qwen
+from app.mcp import install_codex, install_copilot, install_gemini, install_opencode, install_qwen
 from memoria_hook_client.environment import ENV_API_KEY
 
 McpScope = Literal["user", "project"]
@@ -125,6 +125,54 @@ def _settings_json(
     return install, uninstall
 
 
+def _opencode_install(request: McpRequest) -> McpReport:
+    path = install_opencode.config_file(request.scope, request.project_dir, request.config_dir)
+    try:
+        changed = install_opencode.install_server(path, request.url, request.namespace, request.approve_tools)
+    except JsonFileError as exc:
+        raise McpConfigError(str(exc)) from exc
+    notes = [key_note("OpenCode")]
+    if not request.approve_tools:
+        notes.append(
+            "OpenCode lets the model call MCP tools unless your `permission` rules ask first: add "
+            f'--approve-tools to allow Memoria\'s ("{install_opencode.PERMISSION_RULE}": "allow") '
+            "for headless `opencode run`."
+        )
+    return McpReport(path, changed, notes)
+
+
+def _opencode_uninstall(request: McpRequest) -> McpReport:
+    path = install_opencode.config_file(request.scope, request.project_dir, request.config_dir)
+    try:
+        return McpReport(path, install_opencode.uninstall_server(path))
+    except JsonFileError as exc:
+        raise McpConfigError(str(exc)) from exc
+
+
+def _copilot_install(request: McpRequest) -> McpReport:
+    if request.scope == "project":
+        raise McpConfigError("--agent copilot installs in user scope (~/.copilot/mcp-config.json) only")
+    path = install_copilot.config_file(request.config_dir)
+    try:
+        changed = install_copilot.install_server(path, request.url, request.namespace)
+    except JsonFileError as exc:
+        raise McpConfigError(str(exc)) from exc
+    notes = [
+        key_note("GitHub Copilot CLI"),
+        "Copilot CLI keeps no tool permission in a file: headless runs (copilot -p) call Memoria's "
+        f"tools only when started with {install_copilot.ALLOW_FLAG}.",
+    ]
+    return McpReport(path, changed, notes)
+
+
+def _copilot_uninstall(request: McpRequest) -> McpReport:
+    path = install_copilot.config_file(request.config_dir)
+    try:
+        return McpReport(path, install_copilot.uninstall_server(path))
+    except JsonFileError as exc:
+        raise McpConfigError(str(exc)) from exc
+
+
 _gemini_install, _gemini_uninstall = _settings_json("Gemini CLI", install_gemini.settings_file, "gemini -p")
 _qwen_install, _qwen_uninstall = _settings_json("Qwen Code", install_qwen.settings_file, "qwen -p")
 
@@ -134,6 +182,8 @@ MCP_INSTALLERS: dict[str, McpInstaller] = {
         McpInstaller("codex", "Codex", "codex", _codex_install, _codex_uninstall),
         McpInstaller("gemini", "Gemini CLI", "gemini", _gemini_install, _gemini_uninstall),
         McpInstaller("qwen", "Qwen Code", "qwen", _qwen_install, _qwen_uninstall),
+        McpInstaller("opencode", "OpenCode", "opencode", _opencode_install, _opencode_uninstall),
+        McpInstaller("copilot", "GitHub Copilot CLI", "copilot", _copilot_install, _copilot_uninstall),
     )
 }
 """Every agent but Claude Code, by name (the names of `app.hooks.hosts.HOSTS`)."""

@@ -17,6 +17,7 @@ from memoria_bench.cli.recall import extraction, latency, quality
 from memoria_bench.cli.redaction import secrets
 from memoria_bench.cli.report import report
 from memoria_bench.cli.served import capture, inference, ingest, mcp, slow_clients, soak
+from memoria_bench.cli.session import session
 from memoria_bench.cli.supersede import supersede
 from memoria_bench.cli.usage import usage
 from memoria_bench.provenance import Start
@@ -42,6 +43,7 @@ for _command in (
     ingest,
     slow_clients,
     bench_hook,
+    session,
     supersede,
     usage,
     report,

@@ -15,7 +15,7 @@ from app.cli import config
 from app.client.api import api_key
 from app.hooks.hosts import CLAUDE_CODE, HOSTS
 from memoria_bench.cli.common import save_report
-from memoria_bench.hook_latency import COLUMNS, BenchFailed, bench_hook_latency
+from memoria_bench.hook_latency import COLUMNS, BenchFailed, bench_hook_latency, hook_targets
 from memoria_hook_client.namespace import namespace_for_cwd
 
 
@@ -57,6 +57,12 @@ def bench_hook(
         table.add_column(column, justify="left" if column in ("measure", "note") else "right")
     for row in rows:
         table.add_row(*(str(row[column]) for column in COLUMNS))
-    Console().print(table)
+    console = Console()
+    console.print(table)
+    checks = hook_targets(agent, rows)
+    for check in checks:
+        console.print(
+            f"{'met' if check['met'] else 'NOT met'}: {check['target']} (measured {check['value']})"
+        )
     sys.stdout.flush()
-    save_report({"agent": agent, "rows": rows}, json_out)
+    save_report({"agent": agent, "targets": checks, "rows": rows}, json_out, label=agent)

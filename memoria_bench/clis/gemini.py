@@ -1,9 +1,9 @@
-"""Running the real Gemini CLI (from npm) in a test: where it is, the HOME and environment it runs in.
+"""Running the real Gemini CLI (from npm) headless: where it is, the HOME and environment it runs in.
 
 Gemini CLI is found at `$GEMINI_CLI_BIN` (`.ci/gemini-cli.sh` sets it), else installed by
 `.ci/gemini-cli.sh --install-only` (npm, into a local folder). It is pointed at a fake Gemini API
-on 127.0.0.1 (`GOOGLE_GEMINI_BASE_URL`, `tests.fakes.gemini_api`) with a dummy `GEMINI_API_KEY`,
-and runs in the test's own HOME, whose `~/.gemini/settings.json` picks API-key auth (with the base
+on 127.0.0.1 (`GOOGLE_GEMINI_BASE_URL`, `memoria_bench.clis.gemini_api`) with a dummy `GEMINI_API_KEY`,
+and runs in its own HOME, whose `~/.gemini/settings.json` picks API-key auth (with the base
 URL set it would otherwise pick "gateway" auth, which `gemini -p` refuses) and turns usage
 statistics, telemetry and update checks off. Read off 0.61.0: with these, a `gemini -p` run opens
 one connection, to the fake (strace of its `connect` calls).
@@ -12,15 +12,13 @@ one connection, to the fake (strace of its `connect` calls).
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
+from memoria_bench.clis import installed_binary
 from memoria_bench.serve import REPO_ROOT
 
 INSTALL_SCRIPT = REPO_ROOT / ".ci" / "gemini-cli.sh"
-INSTALL_TIMEOUT_S = 600
 GEMINI_TIMEOUT_S = 90
 #: Named on the command line: without a model Gemini CLI first asks a routing classifier (a
 #: `generateContent` call of its own) which model to use.
@@ -41,18 +39,7 @@ NOISE_PREFIXES = ("[STARTUP] ",)
 
 
 def gemini_binary() -> str:
-    configured = os.environ.get("GEMINI_CLI_BIN")
-    if configured:
-        return configured
-    done = subprocess.run(
-        ["bash", str(INSTALL_SCRIPT), "--install-only"],
-        capture_output=True,
-        text=True,
-        timeout=INSTALL_TIMEOUT_S,
-        check=False,
-    )
-    assert done.returncode == 0, f"installing Gemini CLI failed:\n{done.stdout}\n{done.stderr}"
-    return done.stdout.strip().splitlines()[-1]
+    return installed_binary("GEMINI_CLI_BIN", INSTALL_SCRIPT, "Gemini CLI")
 
 
 def write_user_settings(home: Path) -> Path:

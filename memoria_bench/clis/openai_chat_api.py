@@ -3,7 +3,8 @@
 It records every request and answers `POST …/chat/completions` as OpenAI does: with `stream: true`
 as server-sent events (a role chunk, a content chunk, a finish chunk with usage, then
 `data: [DONE]`), else one `chat.completion` JSON object; `GET …/models` lists one model; anything
-else is an empty object. What the "model" says is `script`, a function of the request body.
+else is an empty object. What the "model" says is `script`, a function of the request body: a text,
+or a `ToolCall` (streamed as OpenAI streams one call of a function, ending in `tool_calls`).
 """
 
 from __future__ import annotations
@@ -13,9 +14,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tests.fakes.model_api import Answer, RecordingApi, event_stream, json_answer
+from memoria_bench.clis.model_api import Answer, RecordingApi, event_stream, json_answer
 
-Script = Callable[[dict[str, Any]], str]
+
+@dataclass(frozen=True)
+class ToolCall:
+    """The model calls function `name` with `arguments`."""
+
+    name: str
+    arguments: dict[str, Any]
+
+
+Script = Callable[[dict[str, Any]], "str | ToolCall"]
 
 _USAGE = {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
 
@@ -37,6 +47,23 @@ def completion_stream(text: str, model: str) -> str:
         _chunk(model, {"role": "assistant", "content": ""}, None),
         _chunk(model, {"content": text}, None),
         _chunk(model, {}, "stop", usage=_USAGE),
+    ]
+    return "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks) + "data: [DONE]\n\n"
+
+
+def tool_call_stream(call: ToolCall, model: str) -> str:
+    """One call of `call.name`, in OpenAI's streamed chunks (name first, then the arguments)."""
+    head = {
+        "index": 0,
+        "id": "call_fake_1",
+        "type": "function",
+        "function": {"name": call.name, "arguments": ""},
+    }
+    rest = {"index": 0, "function": {"arguments": json.dumps(call.arguments)}}
+    chunks = [
+        _chunk(model, {"role": "assistant", "content": None, "tool_calls": [head]}, None),
+        _chunk(model, {"tool_calls": [rest]}, None),
+        _chunk(model, {}, "tool_calls", usage=_USAGE),
     ]
     return "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks) + "data: [DONE]\n\n"
 
@@ -66,9 +93,12 @@ class FakeOpenAIChat(RecordingApi):
         route = path.split("?")[0]
         if method == "POST" and route.endswith("/chat/completions"):
             model = str(body.get("model") or self.model)
+            said = self.script(body)
+            if isinstance(said, ToolCall):
+                return event_stream(tool_call_stream(said, model))
             if body.get("stream"):
-                return event_stream(completion_stream(self.script(body), model))
-            return json_answer(completion(self.script(body), model))
+                return event_stream(completion_stream(said, model))
+            return json_answer(completion(said, model))
         if method == "GET" and route.endswith("/models"):
             return json_answer({"object": "list", "data": [{"id": self.model, "object": "model"}]})
         return json_answer({})

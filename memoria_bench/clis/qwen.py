@@ -1,9 +1,9 @@
-"""Running the real Qwen Code (from npm) in a test: where it is, the HOME and environment it runs in.
+"""Running the real Qwen Code (from npm) headless: where it is, the HOME and environment it runs in.
 
 Qwen Code is found at `$QWEN_CODE_BIN` (`.ci/qwen-code.sh` sets it), else installed by
 `.ci/qwen-code.sh --install-only` (npm, into a local folder). It is pointed at a fake OpenAI Chat
-Completions API on 127.0.0.1 (`OPENAI_BASE_URL`, `tests.fakes.openai_chat_api`) with a dummy
-`OPENAI_API_KEY` and `OPENAI_MODEL`, and runs in the test's own HOME, whose
+Completions API on 127.0.0.1 (`OPENAI_BASE_URL`, `memoria_bench.clis.openai_chat_api`) with a dummy
+`OPENAI_API_KEY` and `OPENAI_MODEL`, and runs in its own HOME, whose
 `~/.qwen/settings.json` picks OpenAI auth and turns usage statistics, telemetry and update checks
 off, and the bundled ripgrep off (npm installs it without its execute bit, and Qwen Code says so on
 stderr at every run). Read off 0.24.4: with these, a `qwen -p` run opens one TCP connection, to the
@@ -13,15 +13,13 @@ fake (strace of its `connect` calls).
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
+from memoria_bench.clis import installed_binary
 from memoria_bench.serve import REPO_ROOT
 
 INSTALL_SCRIPT = REPO_ROOT / ".ci" / "qwen-code.sh"
-INSTALL_TIMEOUT_S = 600
 QWEN_TIMEOUT_S = 90
 MODEL = "qwen-fake"
 
@@ -38,18 +36,7 @@ USER_SETTINGS: dict[str, Any] = {
 
 
 def qwen_binary() -> str:
-    configured = os.environ.get("QWEN_CODE_BIN")
-    if configured:
-        return configured
-    done = subprocess.run(
-        ["bash", str(INSTALL_SCRIPT), "--install-only"],
-        capture_output=True,
-        text=True,
-        timeout=INSTALL_TIMEOUT_S,
-        check=False,
-    )
-    assert done.returncode == 0, f"installing Qwen Code failed:\n{done.stdout}\n{done.stderr}"
-    return done.stdout.strip().splitlines()[-1]
+    return installed_binary("QWEN_CODE_BIN", INSTALL_SCRIPT, "Qwen Code")
 
 
 def write_user_settings(home: Path) -> Path:

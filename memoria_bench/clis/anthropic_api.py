@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tests.fakes.model_api import Answer, RecordingApi, event_stream, json_answer
+from memoria_bench.clis.model_api import Answer, RecordingApi, event_stream, json_answer
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,90 @@
+"""Running the real OpenCode (from npm) in a test: where it is, the HOME and environment it runs in.
+
+OpenCode is found at `$OPENCODE_BIN` (`.ci/opencode.sh` sets it), else installed by
+`.ci/opencode.sh --install-only` (npm, into a local folder). Its model is a custom provider of the
+test HOME's `~/.config/opencode/opencode.json`: OpenAI-compatible (`@ai-sdk/openai-compatible`,
+bundled in OpenCode) with its `baseURL` on the fake OpenAI Chat Completions API on 127.0.0.1
+(`tests.fakes.openai_chat_api`). Off: auto-update (`autoupdate`, `OPENCODE_DISABLE_AUTOUPDATE`),
+sharing, the models.dev catalogue fetch (`OPENCODE_DISABLE_MODELS_FETCH`), LSP downloads, and the
+npm install OpenCode starts in the background for each config folder (`@opencode-ai/plugin`:
+`npm_config_offline`, so it fails at once instead of reaching the registry).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from memoria_bench.serve import REPO_ROOT
+
+INSTALL_SCRIPT = REPO_ROOT / ".ci" / "opencode.sh"
+INSTALL_TIMEOUT_S = 600
+OPENCODE_TIMEOUT_S = 90
+PROVIDER = "fake"
+MODEL = "fake-model"
+
+
+def user_config(model_base_url: str) -> dict[str, Any]:
+    """What a person's own `opencode.json` holds in these tests (an install must keep it)."""
+    return {
+        "$schema": "https://opencode.ai/config.json",
+        "autoupdate": False,
+        "share": "disabled",
+        "model": f"{PROVIDER}/{MODEL}",
+        "provider": {
+            PROVIDER: {
+                "npm": "@ai-sdk/openai-compatible",
+                "name": "Fake",
+                "options": {"baseURL": model_base_url, "apiKey": "fake-openai-key-for-tests"},
+                "models": {MODEL: {"name": "Fake model"}},
+            }
+        },
+    }
+
+
+def opencode_binary() -> str:
+    configured = os.environ.get("OPENCODE_BIN")
+    if configured:
+        return configured
+    done = subprocess.run(
+        ["bash", str(INSTALL_SCRIPT), "--install-only"],
+        capture_output=True,
+        text=True,
+        timeout=INSTALL_TIMEOUT_S,
+        check=False,
+    )
+    assert done.returncode == 0, f"installing OpenCode failed:\n{done.stdout}\n{done.stderr}"
+    return done.stdout.strip().splitlines()[-1]
+
+
+def config_file(home: Path) -> Path:
+    return home / ".config" / "opencode" / "opencode.json"
+
+
+def write_user_config(home: Path, model_base_url: str) -> Path:
+    path = config_file(home)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(user_config(model_base_url), indent=2) + "\n")
+    return path
+
+
+def opencode_env(base: dict[str, str], home: Path) -> dict[str, str]:
+    """`base` (the test's environment) with nothing of OpenCode's, OpenAI's or XDG's own, plus what
+    keeps OpenCode on 127.0.0.1."""
+    keep = {k: v for k, v in base.items() if not k.startswith(("OPENCODE_", "OPENAI_", "XDG_", "npm_"))}
+    return keep | {
+        "HOME": str(home),
+        "OPENCODE_DISABLE_AUTOUPDATE": "1",
+        "OPENCODE_DISABLE_MODELS_FETCH": "1",
+        "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+        "OPENCODE_DISABLE_SHARE": "1",
+        "npm_config_offline": "true",
+        "NO_COLOR": "1",
+    }
+
+
+def opencode_argv(opencode: str, prompt: str) -> list[str]:
+    return [opencode, "run", prompt]

@@ -1,0 +1,188 @@
+"""The real GitHub Copilot CLI (from npm) with the hooks `memoria hook install --agent copilot` writes,
+against a real `memoria serve` (embedded PostgreSQL), its model played by the fake OpenAI Chat
+Completions API on 127.0.0.1 (Copilot CLI's BYOK provider variables).
+
+1. A pinned memory of the project's namespace reaches the first request the model gets (Memoria's
+   sessionStart / userPromptSubmitted context), and the person's own hook file stays as it was.
+2. Server stopped (nothing listening at the hooks' URL): `copilot -p` prints exactly what it prints
+   with no hooks installed, and the hooks' log says they ran.
+
+The hooks are installed in user scope (`~/.copilot/hooks/memoria.json` of the test's HOME, beside a
+hook file of the person's own). Every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from memoria_bench.serve import served_api
+from tests.copilot_cli import COPILOT_TIMEOUT_S, copilot_argv, copilot_binary, copilot_env
+from tests.fakes.openai_chat_api import FakeOpenAIChat
+from tests.test_claude_code_mcp import MEMORIA
+
+pytestmark = pytest.mark.e2e
+
+PINNED_FACT = "Pinned: the wombat-4 project ships every release from the release-train branch only."
+PROMPT = "Which branch does wombat-4 ship its releases from?"
+REPLY = "wombat-4 ships every release from the release-train branch."
+HOOK_EVENTS = {"sessionStart", "userPromptSubmitted"}
+#: A hook file of the person's own, beside Memoria's (an install must leave it as it is).
+THEIR_HOOKS = '{\n  "version": 1,\n  "hooks": {"sessionEnd": [{"type": "command", "bash": "true"}]}\n}\n'
+
+
+@pytest.fixture
+def fake_model() -> Iterator[FakeOpenAIChat]:
+    fake = FakeOpenAIChat(lambda body: REPLY).start()
+    yield fake
+    fake.stop()
+
+
+@dataclass
+class Project:
+    """A git repository, a HOME (with a hook file of the person's own) and the server's data."""
+
+    repo: Path
+    home: Path
+    hook_log: Path
+    data_dir: Path
+
+    @property
+    def namespace(self) -> str:
+        return f"repo:{self.repo.name}"
+
+    @property
+    def hooks(self) -> Path:
+        return self.home / ".copilot" / "hooks"
+
+    def client_env(self, base: str, key: str) -> dict[str, str]:
+        keep = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORIA_", "XDG_"))}
+        return keep | {
+            "HOME": str(self.home),
+            "MEMORIA_CLIENT__URL": base,
+            "MEMORIA_CLIENT__API_KEY": key,
+            "MEMORIA_CLIENT__HOOK_LOG": str(self.hook_log),
+        }
+
+    def log(self) -> str:
+        return self.hook_log.read_text()[-4000:] if self.hook_log.is_file() else "(no hook log)"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    repo = tmp_path / "wombat-4"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=30)
+    home = tmp_path / "home"
+    (home / ".copilot" / "hooks").mkdir(parents=True)
+    (home / ".copilot" / "hooks" / "theirs.json").write_text(THEIR_HOOKS)
+    return Project(repo, home, tmp_path / "hook.log", tmp_path / "pgdata")
+
+
+async def _run(
+    argv: list[str], cwd: Path, env: dict[str, str], limit_s: float
+) -> subprocess.CompletedProcess[str]:
+    """Run a command in a worker thread, so the server's output keeps being read meanwhile."""
+    return await asyncio.to_thread(
+        subprocess.run, argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=limit_s, check=False
+    )
+
+
+def _shown(run: subprocess.CompletedProcess[str], project: Project) -> str:
+    return (
+        f"exit {run.returncode}\nstdout:\n{run.stdout[-3000:]}\nstderr:\n{run.stderr[-3000:]}\n"
+        f"hook log:\n{project.log()}"
+    )
+
+
+async def _create_key(project: Project) -> str:
+    env = {**os.environ, "MEMORIA_DATABASE__DATA_DIR": str(project.data_dir), "HF_HUB_OFFLINE": "1"}
+    created = await _run(
+        [MEMORIA, "keys", "create", "--user", "copilot", "--create-user"], project.repo, env, 120
+    )
+    assert created.returncode == 0, created.stderr
+    return created.stdout.strip()
+
+
+async def _install_hooks(project: Project, base: str, key: str) -> None:
+    """`memoria hook install --agent copilot` into ~/.copilot/hooks/memoria.json."""
+    installed = await _run(
+        [MEMORIA, "hook", "install", "--agent", "copilot", "--namespace", project.namespace],
+        project.repo,
+        project.client_env(base, key),
+        120,
+    )
+    assert installed.returncode == 0, f"{installed.stdout}\n{installed.stderr}"
+    ours: dict[str, Any] = json.loads((project.hooks / "memoria.json").read_text())
+    assert set(ours.get("hooks", {})) == HOOK_EVENTS, json.dumps(ours, indent=1)
+    assert (project.hooks / "theirs.json").read_text() == THEIR_HOOKS
+
+
+async def _copilot(
+    copilot: str, project: Project, base: str, key: str, fake: FakeOpenAIChat
+) -> subprocess.CompletedProcess[str]:
+    env = copilot_env(project.client_env(base, key), project.home, copilot, fake.base_url)
+    return await _run(copilot_argv(copilot, PROMPT), project.repo, env, COPILOT_TIMEOUT_S)
+
+
+async def test_a_pinned_memory_reaches_the_first_request_copilot_cli_sends_the_model(
+    project: Project, fake_model: FakeOpenAIChat
+) -> None:
+    copilot = await asyncio.to_thread(copilot_binary)
+    async with served_api({"MEMORIA_DATABASE__DATA_DIR": str(project.data_dir)}) as api:
+        key = await _create_key(project)
+        async with httpx.AsyncClient(base_url=api.base, timeout=60) as http:
+            stored = await http.post(
+                "/v1/memories",
+                json={"content": PINNED_FACT, "namespace": project.namespace, "pinned": True},
+                headers={"Authorization": f"Bearer {key}"},
+            )
+        assert stored.status_code == 201, stored.text
+        await _install_hooks(project, api.base, key)
+        run = await _copilot(copilot, project, api.base, key, fake_model)
+    turns = fake_model.completions()
+    assert turns, f"Copilot CLI never asked the model\n{_shown(run, project)}"
+    assert PINNED_FACT in json.dumps(turns[0]["messages"]), (
+        f"Memoria's context did not reach the model's first request\n{_shown(run, project)}"
+    )
+    assert (run.returncode, run.stdout.strip()) == (0, REPLY), _shown(run, project)
+
+
+def _stopped_server() -> str:
+    """The address of a server that is not running: a port the system just handed out, closed again
+    (what a hook meets when `memoria serve` is stopped: the connection refused)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+async def test_with_the_server_stopped_copilot_cli_prints_what_it_prints_without_hooks(
+    project: Project, fake_model: FakeOpenAIChat
+) -> None:
+    copilot = await asyncio.to_thread(copilot_binary)
+    base, key = _stopped_server(), "mem_a-key-the-stopped-server-knew"
+    baseline = await _copilot(copilot, project, base, key, fake_model)
+    assert baseline.returncode == 0, _shown(baseline, project)
+    await _install_hooks(project, base, key)
+
+    offline = await _copilot(copilot, project, base, key, fake_model)
+    assert (offline.returncode, offline.stdout, offline.stderr) == (
+        baseline.returncode,
+        baseline.stdout,
+        baseline.stderr,
+    ), "with hooks and the server stopped, the output differs from no hooks at all\n" + _shown(
+        offline, project
+    )
+    # the hooks did run, and said why they stayed silent where the person can look
+    assert project.hook_log.is_file() and project.hook_log.read_text().strip(), _shown(offline, project)
