@@ -31,7 +31,7 @@ import httpx
 
 from app.core.net import free_port
 from app.core.stats import latency_summary
-from app.hooks import install_gemini, install_qwen
+from app.hooks import install_gemini, install_opencode, install_qwen
 from app.hooks.hosts import CLAUDE_CODE, Host
 from app.hooks.install import COMMAND_TIMEOUT_S, command_hook
 from app.hooks.routes import OUTCOME_HEADER
@@ -54,6 +54,8 @@ PROMPT_HOOK_TIMEOUT_MS: dict[str, float] = {
     "codex": COMMAND_TIMEOUT_S * 1000.0,
     "gemini": float(install_gemini.COMMAND_TIMEOUT_MS),
     "qwen": float(install_qwen.COMMAND_TIMEOUT_MS),
+    "opencode": float(install_opencode.TIMEOUT_MS),
+    "copilot": COMMAND_TIMEOUT_S * 1000.0,
 }
 
 

@@ -4,7 +4,7 @@ OpenCode is found at `$OPENCODE_BIN` (`.ci/opencode.sh` sets it), else installed
 `.ci/opencode.sh --install-only` (npm, into a local folder). Its model is a custom provider of the
 test HOME's `~/.config/opencode/opencode.json`: OpenAI-compatible (`@ai-sdk/openai-compatible`,
 bundled in OpenCode) with its `baseURL` on the fake OpenAI Chat Completions API on 127.0.0.1
-(`tests.fakes.openai_chat_api`). Off: auto-update (`autoupdate`, `OPENCODE_DISABLE_AUTOUPDATE`),
+(`memoria_bench.clis.openai_chat_api`). Off: auto-update (`autoupdate`, `OPENCODE_DISABLE_AUTOUPDATE`),
 sharing, the models.dev catalogue fetch (`OPENCODE_DISABLE_MODELS_FETCH`), LSP downloads, and the
 npm install OpenCode starts in the background for each config folder (`@opencode-ai/plugin`:
 `npm_config_offline`, so it fails at once instead of reaching the registry).

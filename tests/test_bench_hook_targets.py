@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from app.hooks.hosts import HOSTS
 from memoria_bench.hook_latency import HOOK_ROW, hook_environment, hook_targets
 
 
@@ -48,3 +49,9 @@ def test_hook_processes_run_as_on_a_persons_machine_with_bytecode_caching_on_and
         "the-key",
         str(tmp_path / "hook.log"),
     )
+
+
+@pytest.mark.parametrize("agent", list(HOSTS))
+def test_every_host_is_judged_for_headroom_against_its_own_timeout(agent: str) -> None:
+    checks = hook_targets(agent, _rows(40.0))
+    assert [check["target"].split()[0] for check in checks] == ["command", "timeout"]

@@ -1,4 +1,4 @@
-"""The fake OpenAI Chat Completions API (`tests.fakes.openai_chat_api`) with tool calls: its script
+"""The fake OpenAI Chat Completions API (`memoria_bench.clis.openai_chat_api`) with tool calls: its script
 answers a request with text, or with a call of one of the tools the request offers, streamed as
 OpenAI streams one (a `tool_calls` delta, then `finish_reason: "tool_calls"`), so a real CLI runs
 the tool and sends its result back in the next request (a `role: "tool"` message)."""
@@ -10,8 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tests.fakes.model_api import Answer, event_stream
-from tests.fakes.openai_chat_api import FakeOpenAIChat, completion_stream
+from memoria_bench.clis.model_api import Answer, event_stream
+from memoria_bench.clis.openai_chat_api import FakeOpenAIChat, completion_stream
 
 
 @dataclass(frozen=True)
