@@ -28,11 +28,12 @@ FIELD_NAMES: dict[str, dict[str, str]] = {
     "copilot": {"sessionId": "session_id", "transcriptPath": "transcript_path"},
 }
 #: Per agent: the module with `read_delta` for its session transcript (imported when capture runs);
-#: Qwen Code and Copilot CLI have none yet (their installers add no capture hook).
+#: Copilot CLI has none yet (its installer adds no capture hook).
 TRANSCRIPTS = {
     "claude-code": "memoria_hook_client.transcript",
     "codex": "memoria_hook_client.codex_transcript",
     "gemini": "memoria_hook_client.gemini_transcript",
+    "qwen": "memoria_hook_client.qwen_transcript",
     "opencode": "memoria_hook_client.opencode_transcript",
 }
 #: Per agent: the module whose `normalised(event)` rewrites its payload beyond field names

@@ -42,8 +42,8 @@ FACTS = [
 
 def test_the_hook_client_knows_every_host_the_server_answers() -> None:
     assert set(agents.AGENTS) == set(HOSTS)
-    # Qwen Code and Copilot CLI have no session-file reader yet: their installers add no capture hook
-    assert set(agents.TRANSCRIPTS) == set(HOSTS) - {"qwen", "copilot"}
+    # Copilot CLI has no session-file reader yet: its installer adds no capture hook
+    assert set(agents.TRANSCRIPTS) == set(HOSTS) - {"copilot"}
     assert CLAUDE_CODE.name == agents.DEFAULT_AGENT
 
 

@@ -29,17 +29,27 @@ EXISTING: dict[str, Any] = {
 }
 
 
-def test_the_plan_puts_session_start_and_recall_on_claude_codes_events_with_millisecond_timeouts() -> None:
+def test_the_plan_puts_recall_and_capture_on_claude_codes_events_with_millisecond_timeouts() -> None:
     plan = qwen.planned_hooks(URL, None)
     argvs = {event: shlex.split(hook["command"]) for event, hook in plan.items()}
     subs = ("session-start", "user-prompt-submit", "capture")
     assert {event: next(arg for arg in argv if arg in subs) for event, argv in argvs.items()} == {
         "SessionStart": "session-start",
         "UserPromptSubmit": "user-prompt-submit",
+        "Stop": "capture",
+        "PreCompact": "capture",
+        "SessionEnd": "capture",
     }
     assert all(argv[-2:] == ["--agent", "qwen"] for argv in argvs.values())
     # 0.24.4 reads a timeout of 1000 or more as milliseconds, as earlier releases read every timeout
-    assert {hook["timeout"] for hook in plan.values()} == {3000}
+    assert {event: hook["timeout"] for event, hook in plan.items()} == {
+        "SessionStart": 3000,
+        "UserPromptSubmit": 3000,
+        "Stop": 10000,
+        "PreCompact": 10000,
+        "SessionEnd": 10000,
+    }
+    assert set(qwen.planned_hooks(URL, None, capture=False)) == {"SessionStart", "UserPromptSubmit"}
 
 
 def test_install_keeps_a_persons_hooks_is_idempotent_and_uninstall_restores_the_bytes(tmp_path: Path) -> None:

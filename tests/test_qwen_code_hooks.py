@@ -3,11 +3,14 @@ real `memoria serve` (embedded PostgreSQL), its model played by the fake OpenAI 
 API on 127.0.0.1.
 
 1. A pinned memory of the project's namespace reaches the first request the model gets (Memoria's
-   SessionStart / UserPromptSubmit context), and the person's own settings stay as they were.
+   SessionStart / UserPromptSubmit context), and the person's own settings stay as they were; the
+   session's exchange is captured from Qwen Code's session file (Stop -> `/v1/capture/qwen`) as an
+   episode without the injected context, and the next session's prompt recalls it.
 2. Server stopped: `qwen -p` prints exactly what it prints with no hooks installed.
 
 The hooks are installed in user scope (`~/.qwen/settings.json` of the test's HOME, which already
-holds the person's own settings). Every wait is bounded.
+holds the person's own settings); `MEMORIA_CLIENT__CAPTURE_FLUSH=inline` makes capture
+deterministic. Every wait is bounded.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import asyncio
 import json
 import os
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,12 +45,20 @@ pytestmark = pytest.mark.e2e
 PINNED_FACT = "Pinned: the quokka-9 project ships every release from the release-train branch only."
 PROMPT = "Which branch does quokka-9 ship its releases from?"
 REPLY = "quokka-9 ships every release from the release-train branch."
-HOOK_EVENTS = {"SessionStart", "UserPromptSubmit"}
+NEXT_PROMPT = "Remind me: which port does the walrus gateway of quokka-9 listen on?"
+WALRUS_PROMPT = "Which port does the walrus gateway of quokka-9 listen on?"
+WALRUS_REPLY = "The walrus gateway of quokka-9 listens on port 7341."
+HOOK_EVENTS = {"SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd"}
+CAPTURE_WAIT_S = 30
+
+
+def _reply(body: dict[str, Any]) -> str:
+    return WALRUS_REPLY if WALRUS_PROMPT in json.dumps(body.get("messages", [])[-1:]) else REPLY
 
 
 @pytest.fixture
 def fake_model() -> Iterator[FakeOpenAIChat]:
-    fake = FakeOpenAIChat(lambda body: REPLY).start()
+    fake = FakeOpenAIChat(_reply).start()
     yield fake
     fake.stop()
 
@@ -131,13 +143,38 @@ async def _install_hooks(project: Project, base: str, key: str) -> None:
 
 
 async def _qwen(
-    qwen: str, project: Project, base: str, key: str, fake: FakeOpenAIChat
+    qwen: str, project: Project, base: str, key: str, fake: FakeOpenAIChat, prompt: str = PROMPT
 ) -> subprocess.CompletedProcess[str]:
-    env = qwen_env(project.client_env(base, key), project.home, fake.base_url)
-    return await _run(qwen_argv(qwen, PROMPT), project.repo, env, QWEN_TIMEOUT_S)
+    env = project.client_env(base, key) | {"MEMORIA_CLIENT__CAPTURE_FLUSH": "inline"}
+    return await _run(
+        qwen_argv(qwen, prompt), project.repo, qwen_env(env, project.home, fake.base_url), QWEN_TIMEOUT_S
+    )
 
 
-async def test_a_pinned_memory_reaches_the_first_request_qwen_code_sends_the_model(
+async def _wait_for_episode(base: str, key: str, project: Project, text: str) -> dict[str, Any]:
+    """The episode holding `text`, waited for at most CAPTURE_WAIT_S."""
+    deadline = time.monotonic() + CAPTURE_WAIT_S
+    seen: list[dict[str, Any]] = []
+    async with httpx.AsyncClient(base_url=base, timeout=30) as http:
+        while time.monotonic() < deadline:
+            page = await http.get(
+                "/v1/memories",
+                params={"namespace": project.namespace, "kind": "episode", "limit": 100},
+                headers={"Authorization": f"Bearer {key}"},
+            )
+            assert page.status_code == 200, page.text
+            seen = page.json()["items"]
+            matching = [item for item in seen if text in item["content"]]
+            if matching:
+                return matching[0]
+            await asyncio.sleep(0.5)
+    raise AssertionError(
+        f"no episode with {text!r} after {CAPTURE_WAIT_S} s; episodes: {[i['content'][:200] for i in seen]}"
+        f"\nhook log:\n{project.log()}"
+    )
+
+
+async def test_a_pinned_memory_and_a_captured_exchange_reach_the_requests_qwen_code_sends_the_model(
     project: Project, fake_model: FakeOpenAIChat
 ) -> None:
     qwen = await asyncio.to_thread(qwen_binary)
@@ -151,13 +188,26 @@ async def test_a_pinned_memory_reaches_the_first_request_qwen_code_sends_the_mod
             )
         assert stored.status_code == 201, stored.text
         await _install_hooks(project, api.base, key)
-        run = await _qwen(qwen, project, api.base, key, fake_model)
-    turns = fake_model.completions()
-    assert turns, f"Qwen Code never asked the model\n{_shown(run, project)}"
-    assert PINNED_FACT in json.dumps(turns[0]["messages"]), (
-        f"Memoria's context did not reach the model's first request\n{_shown(run, project)}"
-    )
-    assert (run.returncode, run.stdout.strip()) == (0, REPLY), _shown(run, project)
+        first = await _qwen(qwen, project, api.base, key, fake_model, WALRUS_PROMPT)
+        turns = fake_model.completions()
+        assert turns, f"Qwen Code never asked the model\n{_shown(first, project)}"
+        assert PINNED_FACT in json.dumps(turns[0]["messages"]), (
+            f"Memoria's context did not reach the model's first request\n{_shown(first, project)}"
+        )
+        assert (first.returncode, first.stdout.strip()) == (0, WALRUS_REPLY), _shown(first, project)
+
+        episode = await _wait_for_episode(api.base, key, project, WALRUS_REPLY)
+        assert WALRUS_PROMPT in episode["content"]
+        assert PINNED_FACT not in episode["content"], "the injected context was captured as the prompt"
+        assert episode["source"] == "qwen"
+
+        before = len(fake_model.completions())
+        following = await _qwen(qwen, project, api.base, key, fake_model, NEXT_PROMPT)
+        asked = [t for t in fake_model.completions()[before:] if NEXT_PROMPT in json.dumps(t["messages"])]
+        assert asked, f"the next session never asked the model\n{_shown(following, project)}"
+        assert "7341" in json.dumps(asked[0]["messages"]), (
+            f"the captured exchange was not recalled in the next session\n{_shown(following, project)}"
+        )
 
 
 async def test_with_the_server_stopped_qwen_code_prints_what_it_prints_without_hooks(

@@ -123,7 +123,7 @@ def mcp_agents() -> list[str]:
     """The agents `memoria mcp install --agent` accepts."""
     option = next(param for param in mcp_install.params if param.name == "agent")
     assert isinstance(option.type, click.Choice)
-    return [str(choice) for choice in option.type.choices]
+    return [str(choice) for choice in option.type.choices if choice != "all"]
 
 
 @pytest.mark.parametrize("agent", mcp_agents())

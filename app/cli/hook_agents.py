@@ -29,7 +29,8 @@ config_dir_option = click.option(
 
 
 def agents_named(agent: str) -> list[str]:
-    """The agents `--agent` names: one, or with `all` every one found on PATH."""
+    """The agents `--agent` names: one, or with `all` every one found on PATH (saying which were
+    skipped)."""
     if agent != installers.ALL:
         return [agent]
     found = installers.detected()
@@ -37,15 +38,24 @@ def agents_named(agent: str) -> list[str]:
         raise click.ClickException(
             "--agent all: no coding agent found on PATH (claude, codex, gemini, qwen, opencode, copilot)"
         )
+    commands = {installers.CLAUDE_CODE: ("Claude Code", installers.CLAUDE_EXECUTABLE)}
+    commands |= {name: (each.label, each.executable) for name, each in installers.INSTALLERS.items()}
+    for name, (label, executable) in commands.items():
+        if name not in found:
+            click.echo(f"{label}: skipped: not found ({executable} not on PATH)", err=True)
     return found
 
 
-def run_installer(name: str, request: InstallRequest, remove: bool) -> None:
-    """Install (or remove) Memoria's hooks for the agent `name`, and say what changed."""
+def run_installer(name: str, request: InstallRequest, remove: bool, one_of_all: bool = False) -> bool:
+    """Install (or remove) Memoria's hooks for the agent `name`, and say what changed. A failure
+    ends the command, unless the agent is one of `--agent all`'s: then it is told and False returned."""
     writer = installers.INSTALLERS[name]
     try:
         report = (writer.uninstall if remove else writer.install)(request)
     except (AgentConfigError, OSError) as exc:  # the file was left as it is
+        if one_of_all:
+            click.echo(f"{writer.label}: failed: {exc}", err=True)
+            return False
         raise click.ClickException(f"{writer.label}: {exc}") from exc
     where = ", ".join(str(path) for path in report.changed)
     if remove:
@@ -57,6 +67,13 @@ def run_installer(name: str, request: InstallRequest, remove: bool) -> None:
         click.echo(f"  {event:<17} command", err=True)
     for note in report.notes:
         click.echo(note, err=True)
+    return True
+
+
+def all_done(done: list[bool]) -> None:
+    """Fail `--agent all` (after every agent was tried) when one of the agents failed."""
+    if not all(done):
+        raise click.ClickException("--agent all: an agent's configuration could not be changed (see above)")
 
 
 def agents_status() -> list[str]:

@@ -18,7 +18,7 @@ from typing import cast, get_args
 import click
 
 from app.cli.config import settings
-from app.cli.hook_agents import agent_option, agents_named, config_dir_option, run_installer
+from app.cli.hook_agents import agent_option, agents_named, all_done, config_dir_option, run_installer
 from app.client.api import api_key
 from app.client.settings import ClientSettings
 from app.hooks import install as setup
@@ -171,12 +171,14 @@ def hook_install(
     Codex CLI (`--agent codex`): SessionStart, UserPromptSubmit and capture on Stop, with Codex's
     trust entries, in $CODEX_HOME/config.toml. Gemini CLI (`--agent gemini`): SessionStart, BeforeAgent
     and capture on AfterAgent, PreCompress and SessionEnd, in ~/.gemini/settings.json (or the
-    project's .gemini/settings.json). Qwen Code (`--agent qwen`): SessionStart and UserPromptSubmit
-    (no capture yet), in ~/.qwen/settings.json (or the project's .qwen/settings.json). OpenCode
-    (`--agent opencode`): a plugin file, ~/.config/opencode/plugins/memoria.js (or the project's
-    .opencode/plugins/memoria.js), recalling for every prompt and capturing when a session goes idle.
-    GitHub Copilot CLI (`--agent copilot`): sessionStart and userPromptSubmitted (no capture yet), in
-    ~/.copilot/hooks/memoria.json (or the project's .github/hooks/memoria.json).
+    project's .gemini/settings.json). Qwen Code (`--agent qwen`): SessionStart, UserPromptSubmit and
+    capture on Stop, PreCompact and SessionEnd, in ~/.qwen/settings.json (or the project's
+    .qwen/settings.json). OpenCode (`--agent opencode`): a plugin file,
+    ~/.config/opencode/plugins/memoria.js (or the project's .opencode/plugins/memoria.js), recalling
+    for every prompt and capturing when a session goes idle. GitHub Copilot CLI (`--agent copilot`):
+    sessionStart and userPromptSubmitted (no capture yet), in ~/.copilot/hooks/memoria.json (or the
+    project's .github/hooks/memoria.json). `--agent all`: every agent whose command is on PATH, one
+    line each; fails (after trying them all) when one of them failed.
     """
     if not (session_start or recall or capture):
         raise click.UsageError(
@@ -185,6 +187,7 @@ def hook_install(
     client = settings().client
     base = url or client.url
     names = agents_named(agent)
+    done: list[bool] = []
     for name in names:
         if name == installers.CLAUDE_CODE:
             continue
@@ -200,9 +203,10 @@ def hook_install(
             capture=capture,
             config_dir=config_dir,
         )
-        run_installer(name, request, remove=False)
+        done.append(run_installer(name, request, remove=False, one_of_all=agent == installers.ALL))
     if installers.CLAUDE_CODE not in names:
         _warn_about_key_scopes(base, client, capture)
+        all_done(done)
         return
     http = mode == "http" and recall
     if http:
@@ -259,6 +263,7 @@ def hook_install(
                 "Note: the commands name this machine's Python; --scope local keeps them out of git.",
                 err=True,
             )
+    all_done(done)
 
 
 def _refuse_http_without_key() -> None:
@@ -326,6 +331,7 @@ def hook_uninstall(
 ) -> None:
     """Remove Memoria's hooks from a coding agent's settings (everything else is kept)."""
     names = agents_named(agent)
+    done: list[bool] = []
     for name in names:
         if name != installers.CLAUDE_CODE:
             request = InstallRequest(
@@ -334,8 +340,9 @@ def hook_uninstall(
                 url="",
                 config_dir=config_dir,
             )
-            run_installer(name, request, remove=True)
+            done.append(run_installer(name, request, remove=True, one_of_all=agent == installers.ALL))
     if installers.CLAUDE_CODE not in names:
+        all_done(done)
         return
     path = _target(scope, project_dir, settings_file)
     try:
@@ -347,3 +354,4 @@ def hook_uninstall(
         f"{'removed the' if removed else 'no'} Memoria hooks {'from' if removed else 'in'} {path}{gone}",
         err=True,
     )
+    all_done(done)

@@ -4,6 +4,7 @@ lives in `app.mcp.install`)."""
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 from typing import cast, get_args
 
@@ -13,7 +14,7 @@ from rich.markup import escape
 from app.cli.config import settings
 from app.client.render import console
 from app.mcp import install as setup
-from app.mcp import install_codex, install_copilot, install_gemini, install_opencode
+from app.mcp.installers import MCP_INSTALLERS, McpConfigError, McpRequest
 from memoria_hook_client.environment import ENV_API_KEY
 
 _SCOPES = get_args(setup.Scope)
@@ -21,7 +22,7 @@ _SCOPES = get_args(setup.Scope)
 
 @click.group()
 def mcp() -> None:
-    """Memoria's memory tools in Claude Code (the /mcp endpoint)."""
+    """Memoria's memory tools in a coding agent (the /mcp endpoint)."""
 
 
 _scope_option = click.option(
@@ -40,121 +41,75 @@ _file_option = click.option(
 )
 
 
+CLAUDE_CODE = "claude-code"
+CLAUDE_EXECUTABLE = "claude"
+ALL = "all"
+
 _agent_option = click.option(
     "--agent",
-    type=click.Choice(["claude-code", "codex", "gemini", "opencode", "copilot"]),
-    default="claude-code",
+    type=click.Choice([CLAUDE_CODE, *MCP_INSTALLERS, ALL]),
+    default=CLAUDE_CODE,
     show_default=True,
     help="The coding agent whose configuration to edit (codex: $CODEX_HOME/config.toml, user scope; "
     "gemini: ~/.gemini/settings.json, or the project's .gemini/settings.json with --scope project; "
+    "qwen: likewise ~/.qwen/settings.json; "
     "opencode: ~/.config/opencode/opencode.json, or the project's opencode.json with --scope project; "
-    "copilot: $COPILOT_HOME/mcp-config.json, else ~/.copilot/mcp-config.json, user scope).",
+    "copilot: $COPILOT_HOME/mcp-config.json, else ~/.copilot/mcp-config.json, user scope); "
+    "all: every one whose command is on PATH.",
 )
 _config_dir_option = click.option(
     "--config-dir",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Codex: the config folder to edit instead of $CODEX_HOME (else ~/.codex); Gemini CLI: the folder "
-    "whose settings.json to edit; OpenCode: the folder whose opencode.json to edit; "
+    help="Codex: the config folder to edit instead of $CODEX_HOME (else ~/.codex); Gemini CLI, Qwen Code: "
+    "the folder whose settings.json to edit; OpenCode: the folder whose opencode.json to edit; "
     "GitHub Copilot CLI: the folder whose mcp-config.json to edit.",
 )
 
 
-def _codex_install(url: str, namespace: str | None, approve_tools: bool, config_dir: Path | None) -> None:
-    """`memoria mcp install --agent codex`: the server in Codex's config.toml."""
+def _agents(agent: str) -> list[str]:
+    """The agents `--agent` names: one, or with `all` every one whose command is on PATH (saying
+    which were skipped)."""
+    if agent != ALL:
+        return [agent]
+    commands = {CLAUDE_CODE: ("Claude Code", CLAUDE_EXECUTABLE)}
+    commands |= {name: (each.label, each.executable) for name, each in MCP_INSTALLERS.items()}
+    found = []
+    for name, (label, executable) in commands.items():
+        if shutil.which(executable):
+            found.append(name)
+        else:
+            click.echo(f"{label}: skipped: not found ({executable} not on PATH)", err=True)
+    if not found:
+        raise click.ClickException("--agent all: no coding agent found on PATH")
+    return found
+
+
+def _run_agent(name: str, request: McpRequest, *, remove: bool, one_of_all: bool) -> bool:
+    """Install (or remove) Memoria's server for agent `name` and say what changed. A failure ends
+    the command, unless the agent is one of `--agent all`'s: then it is told and False returned."""
+    writer = MCP_INSTALLERS[name]
+    prefix = f"{writer.label}: " if one_of_all else ""
     try:
-        path, changed = install_codex.install(config_dir, url, namespace, approve_tools)
-    except install_codex.CodexConfigError as exc:
-        raise click.ClickException(str(exc)) from exc
-    click.echo(f"{'installed' if changed else 'already installed'}: MCP server memoria in {path}", err=True)
-    note = f"Codex sends the key from ${ENV_API_KEY} (it reads no key file): start it with that variable set"
-    if not os.environ.get(ENV_API_KEY):
-        note += " (it is not set in this shell: the tools would be unreachable)"
-    click.echo(note + ".", err=True)
-    if not approve_tools:
-        click.echo(
-            "Headless runs (codex exec) refuse tool calls that need approval: add --approve-tools to let "
-            "Codex call Memoria's tools without asking.",
-            err=True,
-        )
+        report = (writer.uninstall if remove else writer.install)(request)
+    except (McpConfigError, OSError) as exc:  # the file was left as it is
+        if not one_of_all:
+            raise click.ClickException(str(exc)) from exc
+        click.echo(f"{prefix}failed: {exc}", err=True)
+        return False
+    if remove:
+        said = f"{'removed the' if report.changed else 'no'} MCP server memoria"
+        said += f" {'from' if report.changed else 'in'} {report.path}"
+    else:
+        done = "installed" if report.changed else "already installed"
+        said = f"{done}: MCP server memoria in {report.path}"
+    click.echo(prefix + said, err=True)
+    for note in report.notes:
+        click.echo(note, err=True)
+    return True
 
 
 def _scope(scope: str) -> setup.Scope:
     return cast(setup.Scope, scope)
-
-
-def _gemini_file(scope: str, project_dir: Path | None, config_dir: Path | None) -> Path:
-    chosen: install_gemini.Scope = "project" if scope == "project" else "user"
-    return install_gemini.settings_file(chosen, project_dir or Path.cwd(), config_dir)
-
-
-def _gemini_install(url: str, namespace: str | None, approve_tools: bool, path: Path) -> None:
-    """`memoria mcp install --agent gemini`: the server in Gemini CLI's settings.json."""
-    try:
-        changed = install_gemini.install_server(path, url, namespace, approve_tools)
-    except setup.ConfigFileError as exc:
-        raise click.ClickException(str(exc)) from exc
-    click.echo(f"{'installed' if changed else 'already installed'}: MCP server memoria in {path}", err=True)
-    note = (
-        f"Gemini CLI sends the key from ${ENV_API_KEY} (it reads no key file): "
-        "start it with that variable set"
-    )
-    if not os.environ.get(ENV_API_KEY):
-        note += " (it is not set in this shell: the tools would be unreachable)"
-    click.echo(note + ".", err=True)
-    if not approve_tools:
-        click.echo(
-            "Headless runs (gemini -p) cannot confirm tool calls: add --approve-tools to trust Memoria's "
-            "server, so Gemini CLI calls its tools without asking.",
-            err=True,
-        )
-
-
-def _opencode_file(scope: str, project_dir: Path | None, config_dir: Path | None) -> Path:
-    chosen: install_opencode.Scope = "project" if scope == "project" else "user"
-    return install_opencode.config_file(chosen, project_dir or Path.cwd(), config_dir)
-
-
-def _opencode_install(url: str, namespace: str | None, approve_tools: bool, path: Path) -> None:
-    """`memoria mcp install --agent opencode`: the server in OpenCode's opencode.json."""
-    try:
-        changed = install_opencode.install_server(path, url, namespace, approve_tools)
-    except install_opencode.OpenCodeConfigError as exc:
-        raise click.ClickException(str(exc)) from exc
-    click.echo(f"{'installed' if changed else 'already installed'}: MCP server memoria in {path}", err=True)
-    note = (
-        f"OpenCode sends the key from ${ENV_API_KEY} (it reads no key file): start it with that variable set"
-    )
-    if not os.environ.get(ENV_API_KEY):
-        note += " (it is not set in this shell: the tools would be unreachable)"
-    click.echo(note + ".", err=True)
-    if not approve_tools:
-        click.echo(
-            "OpenCode lets the model call MCP tools unless your `permission` rules ask first: add "
-            f'--approve-tools to allow Memoria\'s ("{install_opencode.PERMISSION_RULE}": "allow") '
-            "for headless `opencode run`.",
-            err=True,
-        )
-
-
-def _copilot_install(url: str, namespace: str | None, path: Path) -> None:
-    """`memoria mcp install --agent copilot`: the server in Copilot CLI's mcp-config.json."""
-    try:
-        changed = install_copilot.install_server(path, url, namespace)
-    except setup.ConfigFileError as exc:
-        raise click.ClickException(str(exc)) from exc
-    click.echo(f"{'installed' if changed else 'already installed'}: MCP server memoria in {path}", err=True)
-    note = (
-        f"GitHub Copilot CLI sends the key from ${ENV_API_KEY} (it reads no key file): "
-        "start it with that variable set"
-    )
-    if not os.environ.get(ENV_API_KEY):
-        note += " (it is not set in this shell: the tools would be unreachable)"
-    click.echo(note + ".", err=True)
-    click.echo(
-        "Copilot CLI keeps no tool permission in a file: headless runs (copilot -p) call Memoria's "
-        f"tools only when started with {install_copilot.ALLOW_FLAG}.",
-        err=True,
-    )
 
 
 def _where(scope: str, project_dir: Path | None, config_file: Path | None) -> tuple[Path, tuple[str, ...]]:
@@ -179,9 +134,10 @@ def _where(scope: str, project_dir: Path | None, config_file: Path | None) -> tu
 @click.option(
     "--approve-tools",
     is_flag=True,
-    help="Codex, Gemini CLI, OpenCode: let it call Memoria's tools without asking (headless `codex exec` "
-    "and `gemini -p` refuse them otherwise; OpenCode asks only when your permission rules say so). "
-    "GitHub Copilot CLI keeps no such permission in a file: start it with --allow-tool=memoria.",
+    help="Codex, Gemini CLI, Qwen Code, OpenCode: let it call Memoria's tools without asking (headless "
+    "`codex exec`, `gemini -p` and `qwen -p` refuse them otherwise; OpenCode asks only when your "
+    "permission rules say so). GitHub Copilot CLI keeps no such permission in a file: start it with "
+    "--allow-tool=memoria.",
 )
 @_config_dir_option
 @click.option(
@@ -205,35 +161,51 @@ def mcp_install(
     """Add the `memoria` MCP server to a coding agent (idempotent; other servers and keys kept).
 
     For Claude Code, prints a block for CLAUDE.md that tells the agent what to store and when to recall.
+    `--agent all`: every agent whose command is on PATH, one after the other; fails (after trying
+    them all) when one of them failed.
     """
     client = settings().client
-    if agent == "codex":
-        if scope == "project":
-            raise click.UsageError("--agent codex installs in user scope ($CODEX_HOME/config.toml) only")
-        _codex_install(url or client.url, namespace, approve_tools, config_dir)
-        return
-    if agent == "copilot":
-        if scope == "project":
-            raise click.UsageError("--agent copilot installs in user scope (~/.copilot/mcp-config.json) only")
-        _copilot_install(url or client.url, namespace, install_copilot.config_file(config_dir))
-        return
-    if agent == "gemini":
-        _gemini_install(
-            url or client.url, namespace, approve_tools, _gemini_file(scope, project_dir, config_dir)
+    names = _agents(agent)
+    done = [
+        _run_agent(
+            name,
+            McpRequest(
+                scope="project" if scope == "project" else "user",
+                project_dir=project_dir or Path.cwd(),
+                url=url or client.url,
+                namespace=namespace,
+                approve_tools=approve_tools,
+                config_dir=config_dir,
+            ),
+            remove=False,
+            one_of_all=agent == ALL,
         )
-        return
-    if agent == "opencode":
-        _opencode_install(
-            url or client.url, namespace, approve_tools, _opencode_file(scope, project_dir, config_dir)
-        )
-        return
+        for name in names
+        if name != CLAUDE_CODE
+    ]
+    if CLAUDE_CODE in names:
+        _claude_install(scope, url or client.url, namespace, project_dir, config_file, allow_tools)
+    if not all(done):
+        raise click.ClickException("--agent all: an agent's configuration could not be changed (see above)")
+
+
+def _claude_install(
+    scope: str,
+    url: str,
+    namespace: str | None,
+    project_dir: Path | None,
+    config_file: Path | None,
+    allow_tools: bool,
+) -> None:
+    """`memoria mcp install` for Claude Code."""
+    client = settings().client
     project = project_dir or Path.cwd()
     if namespace is None and scope != "user":
         namespace = setup.project_namespace(project, client.namespace_map, client.default_namespace)
     path, location = _where(scope, project_dir, config_file)
     # a committed .mcp.json cannot name a command of this machine: the key comes from the variable
     helper = setup.key_helper() if scope != "project" else None
-    entry = setup.server_entry(url or client.url, namespace, helper)
+    entry = setup.server_entry(url, namespace, helper)
     try:
         changed = setup.install(path, location, entry)
         allowed = setup.allow_tools(setup.permissions_path(_scope(scope), project)) if allow_tools else None
@@ -287,47 +259,31 @@ def mcp_uninstall(
     scope: str, project_dir: Path | None, config_file: Path | None, agent: str, config_dir: Path | None
 ) -> None:
     """Remove the `memoria` MCP server from a coding agent's configuration, and for Claude Code the
-    permission rule `--allow-tools` added (everything else is kept)."""
-    if agent == "codex":
-        try:
-            path, removed = install_codex.uninstall(config_dir)
-        except install_codex.CodexConfigError as exc:
-            raise click.ClickException(str(exc)) from exc
-        click.echo(
-            f"{'removed the' if removed else 'no'} MCP server memoria {'from' if removed else 'in'} {path}",
-            err=True,
+    permission rule `--allow-tools` added (everything else is kept). `--agent all`: every agent whose
+    command is on PATH."""
+    names = _agents(agent)
+    done = [
+        _run_agent(
+            name,
+            McpRequest(
+                scope="project" if scope == "project" else "user",
+                project_dir=project_dir or Path.cwd(),
+                config_dir=config_dir,
+            ),
+            remove=True,
+            one_of_all=agent == ALL,
         )
-        return
-    if agent in ("gemini", "copilot"):
-        path = (
-            install_copilot.config_file(config_dir)
-            if agent == "copilot"
-            else _gemini_file(scope, project_dir, config_dir)
-        )
-        try:
-            removed = (
-                install_copilot.uninstall_server(path)
-                if agent == "copilot"
-                else install_gemini.uninstall_server(path)
-            )
-        except setup.ConfigFileError as exc:
-            raise click.ClickException(str(exc)) from exc
-        click.echo(
-            f"{'removed the' if removed else 'no'} MCP server memoria {'from' if removed else 'in'} {path}",
-            err=True,
-        )
-        return
-    if agent == "opencode":
-        path = _opencode_file(scope, project_dir, config_dir)
-        try:
-            removed = install_opencode.uninstall_server(path)
-        except install_opencode.OpenCodeConfigError as exc:
-            raise click.ClickException(str(exc)) from exc
-        click.echo(
-            f"{'removed the' if removed else 'no'} MCP server memoria {'from' if removed else 'in'} {path}",
-            err=True,
-        )
-        return
+        for name in names
+        if name != CLAUDE_CODE
+    ]
+    if CLAUDE_CODE in names:
+        _claude_uninstall(scope, project_dir, config_file)
+    if not all(done):
+        raise click.ClickException("--agent all: an agent's configuration could not be changed (see above)")
+
+
+def _claude_uninstall(scope: str, project_dir: Path | None, config_file: Path | None) -> None:
+    """`memoria mcp uninstall` for Claude Code."""
     path, location = _where(scope, project_dir, config_file)
     rules = setup.permissions_path(_scope(scope), project_dir or Path.cwd())
     try:

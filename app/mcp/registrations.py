@@ -17,7 +17,7 @@ from typing import Any, get_args
 from app.client.codex_config import config_file
 from app.client.toml_block import TomlBlockError, parsed, read_text
 from app.mcp import install as claude_code
-from app.mcp import install_copilot, install_gemini, install_opencode
+from app.mcp import install_copilot, install_gemini, install_opencode, install_qwen
 from app.mcp.install import SERVER_NAME
 
 
@@ -74,11 +74,14 @@ def codex_registrations(_project: Path) -> list[Registration]:
     return [Registration("user", path, _url(entry, "url"), key_from_env_only=True)]
 
 
-def gemini_registrations(project: Path) -> list[Registration]:
-    """Gemini CLI: `mcpServers.memoria` of `~/.gemini/settings.json` and the project's."""
+def gemini_registrations(
+    project: Path, settings_file: Callable[..., Path] = install_gemini.settings_file
+) -> list[Registration]:
+    """Gemini CLI: `mcpServers.memoria` of `~/.gemini/settings.json` and the project's (Qwen Code:
+    the same in `.qwen`, given its `settings_file`)."""
     found = []
     for scope in get_args(install_gemini.Scope):
-        path = install_gemini.settings_file(scope, project)
+        path = settings_file(scope, project)
         entry = claude_code.installed_entry(path, install_gemini.LOCATION)
         if entry is not None:
             found.append(Registration(scope, path, _url(entry, "httpUrl", "url"), key_from_env_only=True))
@@ -109,6 +112,7 @@ READERS: dict[str, Callable[[Path], list[Registration]]] = {
     "claude-code": claude_code_registrations,
     "codex": codex_registrations,
     "gemini": gemini_registrations,
+    "qwen": lambda project: gemini_registrations(project, install_qwen.settings_file),
     "opencode": opencode_registrations,
     "copilot": copilot_registrations,
 }
