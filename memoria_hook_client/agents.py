@@ -27,18 +27,18 @@ AGENTS = ("claude-code", "codex", "gemini", "qwen", "opencode", "copilot")
 FIELD_NAMES: dict[str, dict[str, str]] = {
     "copilot": {"sessionId": "session_id", "transcriptPath": "transcript_path"},
 }
-#: Per agent: the module with `read_delta` for its session transcript (imported when capture runs);
-#: Copilot CLI has none yet (its installer adds no capture hook).
+#: Per agent: the module with `read_delta` for its session transcript (imported when capture runs).
 TRANSCRIPTS = {
     "claude-code": "memoria_hook_client.transcript",
     "codex": "memoria_hook_client.codex_transcript",
     "gemini": "memoria_hook_client.gemini_transcript",
     "qwen": "memoria_hook_client.qwen_transcript",
     "opencode": "memoria_hook_client.opencode_transcript",
+    "copilot": "memoria_hook_client.copilot_transcript",
 }
 #: Per agent: the module whose `normalised(event)` rewrites its payload beyond field names
 #: (imported when its hook runs).
-PAYLOADS = {"gemini": "memoria_hook_client.gemini"}
+PAYLOADS = {"gemini": "memoria_hook_client.gemini", "copilot": "memoria_hook_client.copilot"}
 
 
 class UnknownAgent(ValueError):

@@ -70,7 +70,7 @@ FLUSH_ATTEMPT = "flush-attempt"
 #: but one per session ever run adds up).
 CURSOR_MAX_AGE_S = 90 * 24 * 3600.0
 #: Events fired when the model finished its turn: its last text is the final reply.
-TURN_OVER_EVENTS = ("Stop", "AfterAgent")
+TURN_OVER_EVENTS = ("Stop", "AfterAgent", "agentStop")
 
 USAGE = "usage: memoria-hook capture [--worker]|flush [--wait] [--agent NAME] [--url URL] [--namespace NAME]"
 

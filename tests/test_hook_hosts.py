@@ -42,8 +42,7 @@ FACTS = [
 
 def test_the_hook_client_knows_every_host_the_server_answers() -> None:
     assert set(agents.AGENTS) == set(HOSTS)
-    # Copilot CLI has no session-file reader yet: its installer adds no capture hook
-    assert set(agents.TRANSCRIPTS) == set(HOSTS) - {"copilot"}
+    assert set(agents.TRANSCRIPTS) == set(HOSTS)
     assert CLAUDE_CODE.name == agents.DEFAULT_AGENT
 
 

@@ -27,18 +27,23 @@ EXISTING: dict[str, Any] = {
 }
 
 
-def test_the_plan_puts_session_start_and_recall_on_copilots_events_with_second_timeouts() -> None:
+def test_the_plan_puts_session_start_recall_and_capture_on_copilots_events_with_second_timeouts() -> None:
     plan = copilot.planned_hooks(URL, None)
     argvs = {event: shlex.split(hook["bash"]) for event, hook in plan.items()}
     subs = ("session-start", "user-prompt-submit", "capture")
     assert {event: next(arg for arg in argv if arg in subs) for event, argv in argvs.items()} == {
         "sessionStart": "session-start",
         "userPromptSubmitted": "user-prompt-submit",
+        "agentStop": "capture",
     }
     assert all(argv[-2:] == ["--agent", "copilot"] for argv in argvs.values())
     assert all(hook["type"] == "command" and "command" not in hook for hook in plan.values())
-    # Copilot CLI reads timeoutSec in seconds (default 30)
-    assert {hook["timeoutSec"] for hook in plan.values()} == {3}
+    # Copilot CLI reads timeoutSec in seconds (default 30); capture gets Claude Code's capture timeout
+    assert {event: hook["timeoutSec"] for event, hook in plan.items()} == {
+        "sessionStart": 3,
+        "userPromptSubmitted": 3,
+        "agentStop": 10,
+    }
 
 
 def test_install_keeps_a_persons_hooks_is_idempotent_and_uninstall_restores_the_bytes(tmp_path: Path) -> None:
@@ -56,6 +61,7 @@ def test_install_keeps_a_persons_hooks_is_idempotent_and_uninstall_restores_the_
         plan["userPromptSubmitted"],
     ]
     assert config["hooks"]["sessionStart"] == [plan["sessionStart"]]
+    assert config["hooks"]["agentStop"] == [plan["agentStop"]]
     once = path.read_bytes()
     assert copilot.install(path, plan) is False
     assert path.read_bytes() == once
@@ -69,7 +75,19 @@ def test_a_reinstall_without_session_start_takes_out_the_one_an_earlier_install_
     path = tmp_path / "hooks" / "memoria.json"
     assert copilot.install(path, copilot.planned_hooks(URL, None))
     assert copilot.install(path, copilot.planned_hooks(URL, None, session_start=False))
-    assert list(copilot.installed(json.loads(path.read_text()))) == ["userPromptSubmitted"]
+    assert list(copilot.installed(json.loads(path.read_text()))) == ["userPromptSubmitted", "agentStop"]
+
+
+def test_a_reinstall_without_capture_takes_out_the_agent_stop_hook_and_keeps_the_bytes_of_the_rest(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "hooks" / "memoria.json"
+    without = tmp_path / "without-capture.json"
+    assert copilot.install(without, copilot.planned_hooks(URL, None, capture=False))
+    assert copilot.install(path, copilot.planned_hooks(URL, None))
+    assert copilot.install(path, copilot.planned_hooks(URL, None, capture=False))
+    assert list(copilot.installed(json.loads(path.read_text()))) == ["sessionStart", "userPromptSubmitted"]
+    assert path.read_bytes() == without.read_bytes()
 
 
 def test_memoria_hook_install_agent_copilot_writes_copilot_home_and_uninstall_removes_what_it_made(

@@ -176,7 +176,8 @@ def hook_install(
     .qwen/settings.json). OpenCode (`--agent opencode`): a plugin file,
     ~/.config/opencode/plugins/memoria.js (or the project's .opencode/plugins/memoria.js), recalling
     for every prompt and capturing when a session goes idle. GitHub Copilot CLI (`--agent copilot`):
-    sessionStart and userPromptSubmitted (no capture yet), in ~/.copilot/hooks/memoria.json (or the
+    sessionStart, userPromptSubmitted and
+    capture on agentStop, in ~/.copilot/hooks/memoria.json (or the
     project's .github/hooks/memoria.json). `--agent all`: every agent whose command is on PATH, one
     line each; fails (after trying them all) when one of them failed.
     """

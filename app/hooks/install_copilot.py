@@ -9,13 +9,13 @@ sessionStart; no event name) and reads `additionalContext` at the top of the obj
 Memoria installs, in `memoria.json` there:
 
 - sessionStart -> `session-start`: its context becomes a user message ahead of the first prompt;
-- userPromptSubmitted -> `user-prompt-submit`: recall for each prompt, added after the prompt.
+- userPromptSubmitted -> `user-prompt-submit`: recall for each prompt, added after the prompt;
+- agentStop (the end of each turn, also in `copilot -p`) -> `capture`, which reads the session file
+  agentStop names (`transcriptPath`, `~/.copilot/session-state/<session>/events.jsonl`;
+  `memoria_hook_client.copilot_transcript`). sessionEnd gets none: it names no session file.
 
-No capture hook yet: the hook client has no reader for Copilot CLI's session file
-(`~/.copilot/session-state/<session>/events.jsonl`, named by agentStop's `transcriptPath`).
-
-`timeoutSec` is in seconds (Copilot CLI's default is 30); Memoria writes Claude Code's command
-timeout, which leaves the client's own budget room for a cold start.
+`timeoutSec` is in seconds (Copilot CLI's default is 30); Memoria writes Claude Code's timeouts
+(the command's, the capture hook's), which leave the client's own budget room for a cold start.
 
 Only Memoria's hooks are touched (judged on the parsed `bash` command, as for Claude Code): a
 person's own hooks in the same file keep their place and exact text, a second install changes
@@ -35,20 +35,18 @@ from typing import Any, Literal
 from app.client.copilot_home import copilot_home
 from app.client.json_file import JsonFileError, read_object, render_edit, write_atomically
 from app.hooks.agent_install import AgentConfigError, AgentInstaller, InstallReport, InstallRequest
-from app.hooks.install import COMMAND_TIMEOUT_S, command_hook, is_memoria_command
+from app.hooks.install import CAPTURE_TIMEOUT_S, COMMAND_TIMEOUT_S, command_hook, is_memoria_command
 
 Scope = Literal["user", "project"]
 
 AGENT = "copilot"
 SESSION_START = "sessionStart"
 PROMPT = "userPromptSubmitted"
-EVENTS = (SESSION_START, PROMPT)
+TURN_END = "agentStop"
+EVENTS = (SESSION_START, PROMPT, TURN_END)
 FILE_NAME = "memoria.json"
 FORMAT_VERSION = 1
-CAPTURE_NOTE = (
-    "GitHub Copilot CLI: no capture hook yet (its session files are not read); recall only. "
-    "Copilot CLI reads .github/hooks only in a folder it trusts."
-)
+TRUST_NOTE = "Copilot CLI reads .github/hooks only in a folder it trusts."
 
 
 class CopilotConfigError(AgentConfigError):
@@ -67,11 +65,17 @@ def hooks_path(scope: Scope, project_dir: Path, config_dir: Path | None = None) 
 def copilot_hook(url: str, namespace: str | None, sub: str) -> dict[str, Any]:
     """The command hook for subcommand `sub`, naming the agent; its timeout in seconds."""
     command = command_hook(url, namespace, sub, agent=AGENT)["command"]
-    return {"type": "command", "bash": command, "timeoutSec": COMMAND_TIMEOUT_S}
+    timeout = CAPTURE_TIMEOUT_S if sub == "capture" else COMMAND_TIMEOUT_S
+    return {"type": "command", "bash": command, "timeoutSec": timeout}
 
 
 def planned_hooks(
-    url: str, namespace: str | None, *, session_start: bool = True, recall: bool = True
+    url: str,
+    namespace: str | None,
+    *,
+    session_start: bool = True,
+    recall: bool = True,
+    capture: bool = True,
 ) -> dict[str, dict[str, Any]]:
     """Memoria's hook for each Copilot CLI event to install (`namespace` None: per event, from its cwd)."""
     plan: dict[str, dict[str, Any]] = {}
@@ -79,6 +83,8 @@ def planned_hooks(
         plan[SESSION_START] = copilot_hook(url, namespace, "session-start")
     if recall:
         plan[PROMPT] = copilot_hook(url, namespace, "user-prompt-submit")
+    if capture:
+        plan[TURN_END] = copilot_hook(url, namespace, "capture")
     return plan
 
 
@@ -182,13 +188,17 @@ def install_hooks(request: InstallRequest) -> InstallReport:
     """`memoria hook install --agent copilot`."""
     path = hooks_path(request.scope, request.project_dir, request.config_dir)
     plan = planned_hooks(
-        request.url, request.namespace, session_start=request.session_start, recall=request.recall
+        request.url,
+        request.namespace,
+        session_start=request.session_start,
+        recall=request.recall,
+        capture=request.capture,
     )
     try:
         changed = install(path, plan)
     except JsonFileError as exc:
         raise CopilotConfigError(str(exc)) from exc
-    return InstallReport(changed=[path] if changed else [], events=list(plan), notes=[CAPTURE_NOTE])
+    return InstallReport(changed=[path] if changed else [], events=list(plan), notes=[TRUST_NOTE])
 
 
 def uninstall_hooks(request: InstallRequest) -> InstallReport:
