@@ -29,7 +29,7 @@ import os
 import sys
 import time
 
-from memoria_hook_client.agents import DEFAULT_AGENT, TRANSCRIPTS
+from memoria_hook_client.agents import DEFAULT_AGENT, TRANSCRIPTS, normalised_event
 from memoria_hook_client.budget import BudgetSpent, HookDeadline, hook_budget
 from memoria_hook_client.environment import DEFAULT_URL, ENV_URL, hook_log_from_environment
 from memoria_hook_client.hook_log import write_log
@@ -111,6 +111,12 @@ def read_event(stdin: IO[bytes]) -> dict[str, Any]:
     if not isinstance(event, dict):
         raise CaptureFailure("stdin is JSON but not an object")
     return event
+
+
+def agent_event(stdin: IO[bytes], options: Mapping[str, str]) -> dict[str, Any]:
+    """The event on stdin with the agent's field names as the capture reads them (Copilot CLI's
+    camelCase `sessionId` and `transcriptPath`, its agentStop told by its fields)."""
+    return normalised_event(_agent(options), read_event(stdin))
 
 
 def capture_off_reason(env: Mapping[str, str], cwd: str | None) -> str | None:
@@ -378,7 +384,7 @@ def main(
     outcome, namespace, count = "failed", None, 0
     try:
         with HookDeadline(budget - (time.monotonic() - started)):
-            event = read_event(stdin or sys.stdin.buffer)
+            event = agent_event(stdin or sys.stdin.buffer, options)
             if not inline:
                 _, _, off = check_event(event, env)
                 if off is None:
@@ -409,7 +415,7 @@ def _work(stdin: IO[bytes], options: Mapping[str, str], env: Mapping[str, str], 
     outcome, namespace, count = "failed", None, 0
     try:
         with HookDeadline(WORKER_SESSION_LOCK_WAIT_S + DETACHED_FLUSH_BUDGET_S + 5):
-            event = read_event(stdin)
+            event = agent_event(stdin, options)
             outcome, namespace, count = capture(event, options, env, notes, WORKER_SESSION_LOCK_WAIT_S)
             record(env, "capture", outcome, namespace, count, agent=_agent(options))
             if outcome != "off" and load(env):

@@ -6,6 +6,8 @@ Completions API on 127.0.0.1 (Copilot CLI's BYOK provider variables).
    sessionStart / userPromptSubmitted context), and the person's own hook file stays as it was.
 2. Server stopped (nothing listening at the hooks' URL): `copilot -p` prints exactly what it prints
    with no hooks installed, and the hooks' log says they ran.
+3. An exchange of one `copilot -p` session, captured at agentStop from Copilot's session file, is an
+   episode of source `copilot` and reaches the model's request in the next session.
 
 The hooks are installed in user scope (`~/.copilot/hooks/memoria.json` of the test's HOME, beside a
 hook file of the person's own). Every wait is bounded.
@@ -36,7 +38,7 @@ pytestmark = pytest.mark.e2e
 PINNED_FACT = "Pinned: the wombat-4 project ships every release from the release-train branch only."
 PROMPT = "Which branch does wombat-4 ship its releases from?"
 REPLY = "wombat-4 ships every release from the release-train branch."
-HOOK_EVENTS = {"sessionStart", "userPromptSubmitted"}
+HOOK_EVENTS = {"sessionStart", "userPromptSubmitted", "agentStop"}
 #: A hook file of the person's own, beside Memoria's (an install must leave it as it is).
 THEIR_HOOKS = '{\n  "version": 1,\n  "hooks": {"sessionEnd": [{"type": "command", "bash": "true"}]}\n}\n'
 
@@ -186,3 +188,65 @@ async def test_with_the_server_stopped_copilot_cli_prints_what_it_prints_without
     )
     # the hooks did run, and said why they stayed silent where the person can look
     assert project.hook_log.is_file() and project.hook_log.read_text().strip(), _shown(offline, project)
+
+
+FIRST_PROMPT = "Which port does the walrus gateway of wombat-4 listen on? It is in gateway.toml."
+FIRST_REPLY = "The walrus gateway listens on port 7341 behind the amber proxy, as gateway.toml says."
+SECOND_PROMPT = "Remind me which port the walrus gateway listens on."
+CAPTURE_WAIT_S = 45
+
+
+def _answers(body: dict[str, Any]) -> str:
+    """The first session's prompt gets the gateway answer; anything else a short text."""
+    return FIRST_REPLY if FIRST_PROMPT in json.dumps(body.get("messages", [])) else "Port 7341."
+
+
+async def _wait_for_episode(base: str, key: str, project: Project, text: str) -> dict[str, Any]:
+    """The episode holding `text`, waited for at most CAPTURE_WAIT_S (capture runs detached, after
+    `copilot -p` may have exited)."""
+    deadline = asyncio.get_running_loop().time() + CAPTURE_WAIT_S
+    seen: list[dict[str, Any]] = []
+    async with httpx.AsyncClient(base_url=base, timeout=30) as http:
+        while asyncio.get_running_loop().time() < deadline:
+            page = await http.get(
+                "/v1/memories",
+                params={"namespace": project.namespace, "source": "copilot"},
+                headers={"Authorization": f"Bearer {key}"},
+            )
+            assert page.status_code in (200, 404), page.text  # 404: no namespace before the first capture
+            seen = page.json()["items"] if page.status_code == 200 else []
+            matching = [item for item in seen if text in item["content"]]
+            if matching:
+                return dict(matching[0])
+            await asyncio.sleep(0.5)
+    raise AssertionError(
+        f"no episode with {text!r} after {CAPTURE_WAIT_S} s; episodes: {[i['content'][:200] for i in seen]}"
+        f"\nhook log:\n{project.log()}"
+    )
+
+
+async def test_an_exchange_captured_at_agent_stop_reaches_the_next_copilot_session(project: Project) -> None:
+    copilot = await asyncio.to_thread(copilot_binary)
+    fake = FakeOpenAIChat(_answers).start()
+    try:
+        async with served_api({"MEMORIA_DATABASE__DATA_DIR": str(project.data_dir)}) as api:
+            key = await _create_key(project)
+            await _install_hooks(project, api.base, key)
+            env = copilot_env(project.client_env(api.base, key), project.home, copilot, fake.base_url)
+
+            first = await _run(copilot_argv(copilot, FIRST_PROMPT), project.repo, env, COPILOT_TIMEOUT_S)
+            assert (first.returncode, first.stdout.strip()) == (0, FIRST_REPLY), _shown(first, project)
+            episode = await _wait_for_episode(api.base, key, project, "7341")
+            assert FIRST_PROMPT in episode["content"], episode["content"]
+            assert (episode["kind"], episode["source"]) == ("episode", "copilot")
+
+            before = len(fake.completions())
+            second = await _run(copilot_argv(copilot, SECOND_PROMPT), project.repo, env, COPILOT_TIMEOUT_S)
+            asked = [turn for turn in fake.completions()[before:] if SECOND_PROMPT in json.dumps(turn)]
+            assert asked, f"the second session never asked the model\n{_shown(second, project)}"
+            assert "7341" in json.dumps(asked[0]["messages"]), (
+                f"the captured exchange did not reach the next session\n{_shown(second, project)}"
+            )
+            assert second.returncode == 0, _shown(second, project)
+    finally:
+        fake.stop()
