@@ -92,6 +92,7 @@ async def test_every_operation_lists_the_statuses_the_app_answers_for_it(spec: S
 async def test_route_specific_statuses_are_documented(spec: Spec) -> None:
     paths = spec["paths"]
     assert "200" in paths["/v1/memories"]["post"]["responses"]  # a duplicate answers 200, not 201
+    assert "404" in paths["/v1/memories"]["post"]["responses"]  # `supersedes` names no memory of yours
     assert "409" in paths["/v1/memories/{memory_id}"]["patch"]["responses"]
     assert "404" in paths["/v1/memories"]["get"]["responses"]  # a namespace filter you do not have
     assert "404" in paths["/v1/recall"]["post"]["responses"]

@@ -54,6 +54,10 @@ class MemoryController(Controller):
                 description="One memory whose content the namespace already holds: its id, `duplicate: true`",
                 generate_examples=False,
             ),
+            404: problem(
+                "A memory that `supersedes` names is not among yours (or is deleted): nothing of the "
+                "batch is stored"
+            ),
             409: problem(
                 "The batch would create namespaces past your cap (`max_namespaces`): nothing of it is stored"
             ),
