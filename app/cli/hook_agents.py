@@ -33,13 +33,12 @@ def agents_named(agent: str) -> list[str]:
     skipped)."""
     if agent != installers.ALL:
         return [agent]
-    found = installers.detected()
-    if not found:
-        raise click.ClickException(
-            "--agent all: no coding agent found on PATH (claude, codex, gemini, qwen, opencode, copilot)"
-        )
     commands = {installers.CLAUDE_CODE: ("Claude Code", installers.CLAUDE_EXECUTABLE)}
     commands |= {name: (each.label, each.executable) for name, each in installers.INSTALLERS.items()}
+    found = installers.detected()
+    if not found:
+        looked_for = ", ".join(executable for _, executable in commands.values())
+        raise click.ClickException(f"--agent all: no coding agent found on PATH ({looked_for})")
     for name, (label, executable) in commands.items():
         if name not in found:
             click.echo(f"{label}: skipped: not found ({executable} not on PATH)", err=True)
