@@ -3,9 +3,10 @@
 Claude Code may run `memoria hook user-prompt-submit` (or `session-start`, `capture`, `flush`) on
 every prompt, and importing `app.cli` registers every command, which pulls in click, pydantic,
 the database drivers and the embedder: about a second per prompt. So this module, which the
-console script names, looks at argv first and sends those four subcommands to `memoria_hook_client.command`
-(standard library only, see its docstring) without importing anything else. It lives outside the
-`app.cli` package on purpose: importing any `app.cli.*` module runs `app/cli/__init__.py`.
+console script names, looks at argv first and sends those four subcommands to the hook client's
+launcher, `memoria_hook_client.handoff` (standard library only, see its docstring) without
+importing anything else. It lives outside the `app.cli` package on purpose: importing any
+`app.cli.*` module runs `app/cli/__init__.py`.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def hook_subcommand(argv: list[str]) -> str | None:
 def main() -> None:
     argv = sys.argv[1:]
     if hook_subcommand(argv) is not None:
-        from memoria_hook_client.command import main as hook_main
+        from memoria_hook_client.handoff import main as hook_main
 
         code = hook_main(argv[1:])
         # Skip interpreter teardown: the hook flushed its answer and closed its log, and every

@@ -1,11 +1,12 @@
 """The capture hook (Stop, PreCompact, SessionEnd) and the flusher it starts.
 
-`memoria-hook capture` reads the Claude Code event on stdin, checks that capture is on, hands the
-event to a detached worker (`memoria-hook capture --worker`: its own session, the event on its
-stdin, no other stdio) and exits: Claude Code waits for a Stop, PreCompact or SessionEnd hook, and
-parsing a long transcript delta and writing it durably took most of the hook's time
-(`memoria bench capture` measures it), so none of it happens while the session waits. Handing off
-loses nothing: the worker reads the session's transcript from where the last run stopped
+`memoria-hook capture` hands the agent's event, unparsed, to a detached worker
+(`memoria-hook capture --worker`: its own session, the event on its stdin, no other stdio) and
+exits (`memoria_hook_client.handoff`, which says when the hook's own process captures instead):
+Claude Code waits for a Stop, PreCompact or SessionEnd hook, and parsing a long transcript delta
+and writing it durably took most of the hook's time (`memoria bench capture` measures it), so none
+of it happens while the session waits. The worker parses the event and checks that capture is on
+for its project. Handing off loses nothing: it reads the session's transcript from where the last run stopped
 (`cursors/<session_id>.json`), turns the new lines into exchanges
 (`memoria_hook_client.transcript`), removes `<private>` spans, appends them to the local spool and only then
 moves the cursor, so a worker that dies before that leaves the cursor where it was and the next
@@ -32,6 +33,14 @@ import time
 from memoria_hook_client.agents import DEFAULT_AGENT, TRANSCRIPTS, normalised_event
 from memoria_hook_client.budget import BudgetSpent, HookDeadline, hook_budget
 from memoria_hook_client.environment import DEFAULT_URL, ENV_URL, hook_log_from_environment
+from memoria_hook_client.handoff import (
+    ENV_CAPTURE,
+    MAX_EVENT_BYTES,
+    capture_off_by_environment,
+    hand_off,
+    hook_command,
+    start_detached,
+)
 from memoria_hook_client.hook_log import write_log
 from memoria_hook_client.namespace import event_namespace, git_root
 from memoria_hook_client.private import strip_private
@@ -50,16 +59,11 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import IO, Any
 
-ENV_CAPTURE = "MEMORIA_CLIENT__CAPTURE"
-ENV_CAPTURE_FLUSH = "MEMORIA_CLIENT__CAPTURE_FLUSH"
 NO_CAPTURE_FILE = ".memoria-no-capture"
-MAX_EVENT_BYTES = 4 * 1024 * 1024
 SESSION_LOCK_WAIT_S = 1.0
 #: A worker waits longer: it blocks nobody, and Stop's worker may still hold the session when
 #: SessionEnd's starts (the final event must not give up on its turn).
 WORKER_SESSION_LOCK_WAIT_S = 30.0
-#: The event fields the worker needs; the rest (Stop's `last_assistant_message`, …) stays here.
-WORKER_EVENT_FIELDS = ("session_id", "transcript_path", "cwd", "hook_event_name")
 #: The detached flusher's own limit: it blocks nobody, but must not linger forever either.
 DETACHED_FLUSH_BUDGET_S = 60.0
 FINAL_EVENTS = ("SessionEnd",)
@@ -101,7 +105,10 @@ def parse_args(argv: Sequence[str]) -> tuple[str, dict[str, str]]:
 
 
 def read_event(stdin: IO[bytes]) -> dict[str, Any]:
-    raw = stdin.read(MAX_EVENT_BYTES + 1)
+    return parse_event(stdin.read(MAX_EVENT_BYTES + 1))
+
+
+def parse_event(raw: bytes) -> dict[str, Any]:
     if len(raw) > MAX_EVENT_BYTES:
         raise CaptureFailure("event on stdin is larger than 4 MiB")
     try:
@@ -121,7 +128,7 @@ def agent_event(stdin: IO[bytes], options: Mapping[str, str]) -> dict[str, Any]:
 
 def capture_off_reason(env: Mapping[str, str], cwd: str | None) -> str | None:
     """Why capture is off for a session in `cwd`, None when it is on."""
-    if env.get(ENV_CAPTURE, "").strip().lower() in ("off", "0", "false", "no"):
+    if capture_off_by_environment(env):
         return f"capture off: {ENV_CAPTURE}={env.get(ENV_CAPTURE)}"
     if cwd and "\x00" not in cwd:
         places = [cwd]
@@ -247,26 +254,6 @@ def prune_cursors(directory: str, before: float) -> int:
     return removed
 
 
-def hook_script() -> str:
-    """`scripts/memoria-hook` of this checkout (the launcher that works under `python -S`)."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return os.path.join(root, "scripts", "memoria-hook")
-
-
-def hook_command(args: Sequence[str]) -> list[str]:
-    """The argv of a detached `memoria-hook <args>`: the launcher under `python -S` when there is
-    one, else the same code through `-c` with this checkout on `sys.path`."""
-    script = hook_script()
-    if os.path.isfile(script):
-        return [sys.executable, "-S", script, *args]
-    root = os.path.dirname(os.path.dirname(script))
-    code = (
-        f"import sys; sys.path.insert(0, {root!r}); "
-        f"from memoria_hook_client.capture_worker import main; sys.exit(main({list(args)!r}))"
-    )
-    return [sys.executable, "-S", "-c", code]
-
-
 def flusher_command() -> list[str]:
     """The detached flusher's argv."""
     return hook_command(["flush"])
@@ -277,35 +264,9 @@ def _option_args(options: Mapping[str, str]) -> list[str]:
     return [arg for name in names if name in options for arg in (f"--{name}", options[name])]
 
 
-def start_detached(argv: Sequence[str], env: Mapping[str, str], stdin: bytes | None = None) -> None:
-    """Start `argv` in its own session with no stdio but `stdin` (written, then closed), and do not
-    wait for it: the hook exits now, the process goes on after Claude Code's session ends."""
-    import subprocess
-
-    child = subprocess.Popen(
-        list(argv),
-        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        close_fds=True,
-        start_new_session=True,
-        env=dict(env),
-    )
-    if stdin is not None and child.stdin is not None:
-        with child.stdin:  # a few hundred bytes: the pipe's buffer takes them without a wait
-            child.stdin.write(stdin)
-
-
 def start_flusher(env: Mapping[str, str]) -> None:
     """Start `memoria-hook flush` detached."""
     start_detached(flusher_command(), env)
-
-
-def start_worker(event: Mapping[str, Any], options: Mapping[str, str], env: Mapping[str, str]) -> None:
-    """Hand the event (the fields the capture reads) to a detached `memoria-hook capture --worker`."""
-    kept = {name: event[name] for name in WORKER_EVENT_FIELDS if name in event}
-    argv = hook_command(["capture", "--worker", *_option_args(options)])
-    start_detached(argv, env, json.dumps(kept).encode("utf-8"))
 
 
 def _agent(options: Mapping[str, str]) -> str:
@@ -380,20 +341,14 @@ def main(
     budget, warning = hook_budget(env)
     if warning:
         notes.append(warning)
-    inline = env.get(ENV_CAPTURE_FLUSH, "").strip().lower() == "inline"
     outcome, namespace, count = "failed", None, 0
     try:
         with HookDeadline(budget - (time.monotonic() - started)):
-            event = agent_event(stdin or sys.stdin.buffer, options)
-            if not inline:
-                _, _, off = check_event(event, env)
-                if off is None:
-                    start_worker(event, options, env)
-                    outcome = "handed-off"  # the worker records the capture itself
-                else:
-                    notes.append(off)
-                    outcome = "off"
-            else:
+            raw = (stdin or sys.stdin.buffer).read(MAX_EVENT_BYTES + 1)
+            if hand_off(raw, _option_args(options), env):
+                outcome = "handed-off"  # the worker records the capture itself
+            else:  # asked for, capture off (recorded here), or no worker: nothing is lost, only slower
+                event = normalised_event(_agent(options), parse_event(raw))
                 outcome, namespace, count = capture(event, options, env, notes)
                 if outcome != "off" and load(env):
                     run_flush(env, max(0.001, budget - (time.monotonic() - started)), notes)

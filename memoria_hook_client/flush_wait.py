@@ -22,18 +22,14 @@ import os
 import time
 
 from memoria_hook_client.budget import BudgetSpent, HookDeadline
-from memoria_hook_client.capture_worker import (
-    DETACHED_FLUSH_BUDGET_S,
-    hook_command,
-    run_flush,
-    start_detached,
-)
+from memoria_hook_client.capture_worker import DETACHED_FLUSH_BUDGET_S, run_flush
 from memoria_hook_client.environment import (
     DEFAULT_FLUSH_WAIT_S,
     ENV_FLUSH_WAIT,
     MAX_FLUSH_WAIT_S,
     hook_log_from_environment,
 )
+from memoria_hook_client.handoff import hook_command, start_detached
 from memoria_hook_client.hook_log import write_log
 from memoria_hook_client.spool import load
 from memoria_hook_client.state import lock_file, read_json, state_dir, unlock_file, write_json_atomic

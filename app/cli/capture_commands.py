@@ -12,7 +12,8 @@ from pathlib import Path
 
 import click
 
-from memoria_hook_client.capture_worker import ENV_CAPTURE, NO_CAPTURE_FILE, capture_off_reason, record_flush
+from memoria_hook_client.capture_worker import NO_CAPTURE_FILE, capture_off_reason, record_flush
+from memoria_hook_client.handoff import ENV_CAPTURE
 from memoria_hook_client.namespace import git_root
 from memoria_hook_client.spool import flush as flush_spool
 from memoria_hook_client.state import spool_path
