@@ -190,7 +190,7 @@ async def _measure(
     await _seed(base, key, namespace)
     client = _client_env(base, key, root / "hook.log")
     homes = {arm: root / arm.replace(" ", "-") for arm in (HOOKS, BARE)}
-    envs = {arm: cli.environment(client, home, model_url) for arm, home in homes.items()}
+    envs = {arm: cli.environment(client, home, binary, model_url) for arm, home in homes.items()}
     for home in homes.values():
         home.mkdir()
         cli.write_settings(home, model_url)
