@@ -1,11 +1,14 @@
 """`memoria bench session`'s recipes for the agents' CLIs (`memoria_bench.session.agents`), without
 running a CLI: every host Memoria installs hooks for has one, and the OpenCode and Copilot CLI
 recipes (the ones the real-CLI tests share with the bench) point their CLI at the fake the bench
-starts, never at a provider the person's environment names."""
+starts, never at a provider the person's environment names; and a CLI starts in the project as a
+shell there would start it."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import sys
 from pathlib import Path
 
 import httpx
@@ -13,6 +16,7 @@ import pytest
 
 from app.hooks.hosts import HOSTS
 from memoria_bench.session.agents import REPLY, SESSION_CLIS
+from memoria_bench.session.run import _command
 
 #: A person's own variables a CLI would otherwise read: the recipes must leave none of them.
 PERSONS_ENV = {
@@ -73,3 +77,10 @@ def test_the_copilot_recipe_points_its_provider_at_the_fake_offline_with_the_unp
     assert not {"GITHUB_TOKEN", "GH_TOKEN", "OPENAI_API_KEY", "XDG_CONFIG_HOME"} & set(env)
     argv = cli.argv("/bin/copilot", "a prompt")
     assert argv[:3] == ["/bin/copilot", "-p", "a prompt"] and "-s" in argv
+
+
+def test_a_cli_is_started_with_pwd_naming_the_project_it_runs_in_not_the_benchs_own(tmp_path: Path) -> None:
+    # OpenCode takes its project folder (and so the hooks' namespace) from PWD
+    show_pwd = [sys.executable, "-c", "import os; print(os.environ['PWD'])"]
+    _, printed = asyncio.run(_command(show_pwd, tmp_path, {"PWD": "/somewhere/else"}, 30))
+    assert printed.strip() == str(tmp_path)

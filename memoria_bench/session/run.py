@@ -88,13 +88,15 @@ def session_report(
 
 async def _command(argv: list[str], cwd: Path, env: Mapping[str, str], limit_s: float) -> tuple[float, str]:
     """Run `argv` to its end in a worker thread (the server's output keeps being read meanwhile):
-    its wall time in ms and its stdout; a failure raises SessionFailed with what it printed."""
+    its wall time in ms and its stdout; a failure raises SessionFailed with what it printed. `PWD`
+    is `cwd`, as a shell that ran it there would set it: OpenCode takes its project folder (the one
+    its plugin, and so the hooks' namespace, sees) from `PWD`, not from the process's directory."""
     began = time.perf_counter()
     done = await asyncio.to_thread(
         subprocess.run,
         argv,
         cwd=cwd,
-        env=dict(env),
+        env={**env, "PWD": str(cwd)},
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
