@@ -28,9 +28,9 @@ from typing import Any
 import httpx
 import pytest
 
+from memoria_bench.clis.copilot import COPILOT_TIMEOUT_S, copilot_argv, copilot_binary, copilot_env
 from memoria_bench.clis.openai_chat_api import FakeOpenAIChat
 from memoria_bench.serve import served_api
-from tests.copilot_cli import COPILOT_TIMEOUT_S, copilot_argv, copilot_binary, copilot_env
 from tests.test_claude_code_mcp import MEMORIA
 
 pytestmark = pytest.mark.e2e

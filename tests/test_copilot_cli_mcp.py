@@ -24,9 +24,9 @@ from click.testing import CliRunner
 
 from app.cli import main
 from app.mcp.install_copilot import ALLOW_FLAG
+from memoria_bench.clis.copilot import COPILOT_TIMEOUT_S, copilot_argv, copilot_binary, copilot_env
 from memoria_bench.clis.openai_chat_api import FakeOpenAIChat, ToolCall
 from memoria_bench.serve import served_api
-from tests.copilot_cli import COPILOT_TIMEOUT_S, copilot_argv, copilot_binary, copilot_env
 from tests.test_claude_code_mcp import MEMORIA
 
 FACT = "The zebra-17 service is deployed with Terraform only; never kubectl apply by hand."

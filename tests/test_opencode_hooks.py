@@ -30,9 +30,7 @@ import httpx
 import pytest
 
 import memoria_bench.serve as serve_module
-from memoria_bench.serve import served_api
-from tests.fakes.openai_chat_tools import FakeOpenAIChatTools, ToolCall, offered_tools, tool_results
-from tests.opencode import (
+from memoria_bench.clis.opencode import (
     OPENCODE_TIMEOUT_S,
     config_file,
     opencode_argv,
@@ -40,6 +38,8 @@ from tests.opencode import (
     opencode_env,
     write_user_config,
 )
+from memoria_bench.serve import served_api
+from tests.fakes.openai_chat_tools import FakeOpenAIChatTools, ToolCall, offered_tools, tool_results
 from tests.test_claude_code_mcp import MEMORIA
 
 pytestmark = pytest.mark.e2e

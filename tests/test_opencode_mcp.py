@@ -24,9 +24,7 @@ import pytest
 from click.testing import CliRunner
 
 from app.cli import main
-from memoria_bench.serve import served_api
-from tests.fakes.openai_chat_tools import FakeOpenAIChatTools, ToolCall, offered_tools, tool_results
-from tests.opencode import (
+from memoria_bench.clis.opencode import (
     OPENCODE_TIMEOUT_S,
     config_file,
     opencode_argv,
@@ -34,6 +32,8 @@ from tests.opencode import (
     opencode_env,
     write_user_config,
 )
+from memoria_bench.serve import served_api
+from tests.fakes.openai_chat_tools import FakeOpenAIChatTools, ToolCall, offered_tools, tool_results
 from tests.test_claude_code_mcp import MEMORIA
 
 FACT = "The zebra-17 service is deployed with Terraform only; never kubectl apply by hand."

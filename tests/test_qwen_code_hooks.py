@@ -6,7 +6,9 @@ API on 127.0.0.1.
    SessionStart / UserPromptSubmit context), and the person's own settings stay as they were; the
    session's exchange is captured from Qwen Code's session file (Stop -> `/v1/capture/qwen`) as an
    episode without the injected context, and the next session's prompt recalls it.
-2. Server stopped: `qwen -p` prints exactly what it prints with no hooks installed.
+2. Server stopped: `qwen -p` prints exactly what it prints with no hooks installed, the exchange
+   waits in the spool, and once the server is back (same address) `memoria capture flush` stores
+   it once.
 
 The hooks are installed in user scope (`~/.qwen/settings.json` of the test's HOME, which already
 holds the person's own settings); `MEMORIA_CLIENT__CAPTURE_FLUSH=inline` makes capture
@@ -80,6 +82,11 @@ class Project:
     def settings(self) -> Path:
         return self.home / ".qwen" / "settings.json"
 
+    def spool_text(self) -> str:
+        """The client's spool (`~/.local/state/memoria/spool.json` of the HOME), empty when absent."""
+        spool = self.home / ".local" / "state" / "memoria" / "spool.json"
+        return spool.read_text() if spool.is_file() else ""
+
     def client_env(self, base: str, key: str) -> dict[str, str]:
         keep = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORIA_", "XDG_"))}
         return keep | {
@@ -151,23 +158,28 @@ async def _qwen(
     )
 
 
+async def _episodes(base: str, key: str, namespace: str) -> list[dict[str, Any]]:
+    async with httpx.AsyncClient(base_url=base, timeout=30) as http:
+        page = await http.get(
+            "/v1/memories",
+            params={"namespace": namespace, "kind": "episode", "limit": 100},
+            headers={"Authorization": f"Bearer {key}"},
+        )
+    assert page.status_code == 200, page.text
+    items: list[dict[str, Any]] = page.json()["items"]
+    return items
+
+
 async def _wait_for_episode(base: str, key: str, project: Project, text: str) -> dict[str, Any]:
     """The episode holding `text`, waited for at most CAPTURE_WAIT_S."""
     deadline = time.monotonic() + CAPTURE_WAIT_S
     seen: list[dict[str, Any]] = []
-    async with httpx.AsyncClient(base_url=base, timeout=30) as http:
-        while time.monotonic() < deadline:
-            page = await http.get(
-                "/v1/memories",
-                params={"namespace": project.namespace, "kind": "episode", "limit": 100},
-                headers={"Authorization": f"Bearer {key}"},
-            )
-            assert page.status_code == 200, page.text
-            seen = page.json()["items"]
-            matching = [item for item in seen if text in item["content"]]
-            if matching:
-                return matching[0]
-            await asyncio.sleep(0.5)
+    while time.monotonic() < deadline:
+        seen = await _episodes(base, key, project.namespace)
+        matching = [item for item in seen if text in item["content"]]
+        if matching:
+            return matching[0]
+        await asyncio.sleep(0.5)
     raise AssertionError(
         f"no episode with {text!r} after {CAPTURE_WAIT_S} s; episodes: {[i['content'][:200] for i in seen]}"
         f"\nhook log:\n{project.log()}"
@@ -210,11 +222,12 @@ async def test_a_pinned_memory_and_a_captured_exchange_reach_the_requests_qwen_c
         )
 
 
-async def test_with_the_server_stopped_qwen_code_prints_what_it_prints_without_hooks(
+async def test_with_the_server_stopped_qwen_code_prints_nothing_extra_and_the_spool_is_stored_once_later(
     project: Project, fake_model: FakeOpenAIChat
 ) -> None:
     qwen = await asyncio.to_thread(qwen_binary)
-    async with served_api({"MEMORIA_DATABASE__DATA_DIR": str(project.data_dir)}) as api:
+    server_env = {"MEMORIA_DATABASE__DATA_DIR": str(project.data_dir)}
+    async with served_api(server_env) as api:
         base = api.base
         key = await _create_key(project)
         baseline = await _qwen(qwen, project, base, key, fake_model)
@@ -230,3 +243,21 @@ async def test_with_the_server_stopped_qwen_code_prints_what_it_prints_without_h
     ), "with hooks and the server stopped, the output differs from no hooks at all\n" + _shown(
         offline, project
     )
+    # inline capture found no server: the exchange waits in the spool
+    assert REPLY in project.spool_text(), f"the exchange is not in the spool\nhook log:\n{project.log()}"
+
+    # back on the same address, so the installed hooks (and the spooled batch) find it
+    async with served_api(server_env, port=int(base.rsplit(":", 1)[1])) as api:
+        assert api.base == base
+        for _ in range(2):
+            flushed = await _run(
+                [MEMORIA, "capture", "flush"], project.repo, project.client_env(base, key), 120
+            )
+            assert flushed.returncode == 0, _shown(flushed, project)
+        episodes = [
+            item for item in await _episodes(base, key, project.namespace) if REPLY in item["content"]
+        ]
+        assert len(episodes) == 1, f"{episodes}\nhook log:\n{project.log()}"
+        assert PROMPT in episodes[0]["content"]
+        assert episodes[0]["source"] == "qwen"
+        assert REPLY not in project.spool_text(), "the flushed exchange is still in the spool"

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from memoria_bench.clis import claude, codex, gemini, qwen
+from memoria_bench.clis import claude, codex, copilot, gemini, opencode, qwen
 from memoria_bench.clis.anthropic_api import FakeAnthropic
 from memoria_bench.clis.anthropic_api import Text as AnthropicText
 from memoria_bench.clis.gemini_api import FakeGemini
@@ -33,8 +33,8 @@ class SessionCli:
     """A started fake model API answering REPLY, and the URL the CLI is given for it."""
     write_settings: Callable[[Path, str], object]
     """(HOME, model URL): the person's own settings, before any hook is installed."""
-    environment: Callable[[Mapping[str, str], Path, str], dict[str, str]]
-    """(base environment, HOME, model URL): the CLI's environment."""
+    environment: Callable[[Mapping[str, str], Path, str, str], dict[str, str]]
+    """(base environment, HOME, binary, model URL): the CLI's environment."""
     argv: Callable[[str, str], list[str]]
     """(binary, prompt): one headless session on the prompt."""
     timeout_s: float
@@ -55,7 +55,8 @@ def _gemini_fake() -> tuple[RecordingApi, str]:
     return fake, fake.url
 
 
-def _qwen_fake() -> tuple[RecordingApi, str]:
+def _openai_chat_fake() -> tuple[RecordingApi, str]:
+    """Qwen Code's, OpenCode's and Copilot CLI's model: OpenAI Chat Completions."""
     fake = FakeOpenAIChat(lambda body: REPLY).start()
     return fake, fake.base_url
 
@@ -65,7 +66,7 @@ CLAUDE_CODE = SessionCli(
     binary=claude.claude_binary,
     start_fake=_claude_fake,
     write_settings=lambda home, url: None,  # a HOME without settings: what a first `claude -p` meets
-    environment=claude.claude_env,
+    environment=lambda base, home, binary, url: claude.claude_env(base, home, url),
     argv=claude.claude_argv,
     timeout_s=claude.CLAUDE_TIMEOUT_S,
 )
@@ -75,7 +76,7 @@ CODEX = SessionCli(
     binary=codex.codex_binary,
     start_fake=_codex_fake,
     write_settings=codex.write_provider,
-    environment=lambda base, home, url: codex.codex_env(base, home),
+    environment=lambda base, home, binary, url: codex.codex_env(base, home),
     argv=codex.codex_argv,
     timeout_s=codex.CODEX_TIMEOUT_S,
 )
@@ -85,7 +86,7 @@ GEMINI = SessionCli(
     binary=gemini.gemini_binary,
     start_fake=_gemini_fake,
     write_settings=lambda home, url: gemini.write_user_settings(home),
-    environment=lambda base, home, url: gemini.gemini_env(dict(base), home, url),
+    environment=lambda base, home, binary, url: gemini.gemini_env(dict(base), home, url),
     argv=gemini.gemini_argv,
     timeout_s=gemini.GEMINI_TIMEOUT_S,
 )
@@ -93,11 +94,32 @@ GEMINI = SessionCli(
 QWEN = SessionCli(
     label="Qwen Code",
     binary=qwen.qwen_binary,
-    start_fake=_qwen_fake,
+    start_fake=_openai_chat_fake,
     write_settings=lambda home, url: qwen.write_user_settings(home),
-    environment=lambda base, home, url: qwen.qwen_env(dict(base), home, url),
+    environment=lambda base, home, binary, url: qwen.qwen_env(dict(base), home, url),
     argv=qwen.qwen_argv,
     timeout_s=qwen.QWEN_TIMEOUT_S,
+)
+
+OPENCODE = SessionCli(
+    label="OpenCode",
+    binary=opencode.opencode_binary,
+    start_fake=_openai_chat_fake,
+    # the person's opencode.json names the fake as their model's provider
+    write_settings=opencode.write_user_config,
+    environment=lambda base, home, binary, url: opencode.opencode_env(base, home),
+    argv=opencode.opencode_argv,
+    timeout_s=opencode.OPENCODE_TIMEOUT_S,
+)
+
+COPILOT = SessionCli(
+    label="GitHub Copilot CLI",
+    binary=copilot.copilot_binary,
+    start_fake=_openai_chat_fake,
+    write_settings=lambda home, url: None,  # its BYOK provider is all environment variables
+    environment=copilot.copilot_env,
+    argv=copilot.copilot_argv,
+    timeout_s=copilot.COPILOT_TIMEOUT_S,
 )
 
 SESSION_CLIS: dict[str, SessionCli] = {
@@ -105,5 +127,7 @@ SESSION_CLIS: dict[str, SessionCli] = {
     "codex": CODEX,
     "gemini": GEMINI,
     "qwen": QWEN,
+    "opencode": OPENCODE,
+    "copilot": COPILOT,
 }
 """The agents whose real CLI the session bench can drive, by host name (`app.hooks.hosts`)."""

@@ -88,13 +88,15 @@ def session_report(
 
 async def _command(argv: list[str], cwd: Path, env: Mapping[str, str], limit_s: float) -> tuple[float, str]:
     """Run `argv` to its end in a worker thread (the server's output keeps being read meanwhile):
-    its wall time in ms and its stdout; a failure raises SessionFailed with what it printed."""
+    its wall time in ms and its stdout; a failure raises SessionFailed with what it printed. `PWD`
+    is `cwd`, as a shell that ran it there would set it: OpenCode takes its project folder (the one
+    its plugin, and so the hooks' namespace, sees) from `PWD`, not from the process's directory."""
     began = time.perf_counter()
     done = await asyncio.to_thread(
         subprocess.run,
         argv,
         cwd=cwd,
-        env=dict(env),
+        env={**env, "PWD": str(cwd)},
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -190,7 +192,7 @@ async def _measure(
     await _seed(base, key, namespace)
     client = _client_env(base, key, root / "hook.log")
     homes = {arm: root / arm.replace(" ", "-") for arm in (HOOKS, BARE)}
-    envs = {arm: cli.environment(client, home, model_url) for arm, home in homes.items()}
+    envs = {arm: cli.environment(client, home, binary, model_url) for arm, home in homes.items()}
     for home in homes.values():
         home.mkdir()
         cli.write_settings(home, model_url)

@@ -1,4 +1,4 @@
-"""Running the real OpenCode (from npm) in a test: where it is, the HOME and environment it runs in.
+"""Running the real OpenCode (from npm) headless: where it is, the HOME and environment it runs in.
 
 OpenCode is found at `$OPENCODE_BIN` (`.ci/opencode.sh` sets it), else installed by
 `.ci/opencode.sh --install-only` (npm, into a local folder). Its model is a custom provider of the
@@ -13,15 +13,14 @@ npm install OpenCode starts in the background for each config folder (`@opencode
 from __future__ import annotations
 
 import json
-import os
-import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from memoria_bench.clis import installed_binary
 from memoria_bench.serve import REPO_ROOT
 
 INSTALL_SCRIPT = REPO_ROOT / ".ci" / "opencode.sh"
-INSTALL_TIMEOUT_S = 600
 OPENCODE_TIMEOUT_S = 90
 PROVIDER = "fake"
 MODEL = "fake-model"
@@ -46,18 +45,7 @@ def user_config(model_base_url: str) -> dict[str, Any]:
 
 
 def opencode_binary() -> str:
-    configured = os.environ.get("OPENCODE_BIN")
-    if configured:
-        return configured
-    done = subprocess.run(
-        ["bash", str(INSTALL_SCRIPT), "--install-only"],
-        capture_output=True,
-        text=True,
-        timeout=INSTALL_TIMEOUT_S,
-        check=False,
-    )
-    assert done.returncode == 0, f"installing OpenCode failed:\n{done.stdout}\n{done.stderr}"
-    return done.stdout.strip().splitlines()[-1]
+    return installed_binary("OPENCODE_BIN", INSTALL_SCRIPT, "OpenCode")
 
 
 def config_file(home: Path) -> Path:
@@ -71,9 +59,9 @@ def write_user_config(home: Path, model_base_url: str) -> Path:
     return path
 
 
-def opencode_env(base: dict[str, str], home: Path) -> dict[str, str]:
-    """`base` (the test's environment) with nothing of OpenCode's, OpenAI's or XDG's own, plus what
-    keeps OpenCode on 127.0.0.1."""
+def opencode_env(base: Mapping[str, str], home: Path) -> dict[str, str]:
+    """`base` (the test's or the bench's environment) with nothing of OpenCode's, OpenAI's or XDG's
+    own, plus what keeps OpenCode on 127.0.0.1."""
     keep = {k: v for k, v in base.items() if not k.startswith(("OPENCODE_", "OPENAI_", "XDG_", "npm_"))}
     return keep | {
         "HOME": str(home),

@@ -1,4 +1,4 @@
-"""Running the real GitHub Copilot CLI (from npm) in a test: where it is, the environment it runs in.
+"""Running the real GitHub Copilot CLI (from npm) headless: where it is, the environment it runs in.
 
 Copilot CLI is found at `$COPILOT_CLI_BIN` (`.ci/copilot-cli.sh` sets it), else installed by
 `.ci/copilot-cli.sh --install-only` (npm, into a local folder). Its binary unpacks its runtime at
@@ -7,36 +7,24 @@ first start into `COPILOT_PKG_CACHE_HOME`, which the install script points at `p
 second. It is pointed at a fake OpenAI Chat Completions API on 127.0.0.1 through its BYOK
 variables (`COPILOT_PROVIDER_BASE_URL`, `COPILOT_PROVIDER_TYPE=openai`, a dummy
 `COPILOT_PROVIDER_API_KEY`, `COPILOT_MODEL`) with `COPILOT_OFFLINE=true` (no GitHub sign-in, no
-GitHub API) and auto-update off, in the test's own HOME (`~/.copilot` there).
+GitHub API) and auto-update off, in a HOME of its own (`~/.copilot` there).
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
+from memoria_bench.clis import installed_binary
 from memoria_bench.serve import REPO_ROOT
 
 INSTALL_SCRIPT = REPO_ROOT / ".ci" / "copilot-cli.sh"
-INSTALL_TIMEOUT_S = 600
 COPILOT_TIMEOUT_S = 90
 MODEL = "copilot-fake"
 
 
 def copilot_binary() -> str:
-    configured = os.environ.get("COPILOT_CLI_BIN")
-    if configured:
-        return configured
-    done = subprocess.run(
-        ["bash", str(INSTALL_SCRIPT), "--install-only"],
-        capture_output=True,
-        text=True,
-        timeout=INSTALL_TIMEOUT_S,
-        check=False,
-    )
-    assert done.returncode == 0, f"installing GitHub Copilot CLI failed:\n{done.stdout}\n{done.stderr}"
-    return done.stdout.strip().splitlines()[-1]
+    return installed_binary("COPILOT_CLI_BIN", INSTALL_SCRIPT, "GitHub Copilot CLI")
 
 
 def package_cache(copilot: str) -> Path:
@@ -44,9 +32,9 @@ def package_cache(copilot: str) -> Path:
     return Path(copilot).parents[2] / "pkg-cache"
 
 
-def copilot_env(base: dict[str, str], home: Path, copilot: str, model_base_url: str) -> dict[str, str]:
-    """`base` (the test's environment) with nothing of Copilot's, GitHub's or OpenAI's own, plus what
-    points Copilot CLI at the fake API."""
+def copilot_env(base: Mapping[str, str], home: Path, copilot: str, model_base_url: str) -> dict[str, str]:
+    """`base` (the test's or the bench's environment) with nothing of Copilot's, GitHub's or OpenAI's
+    own, plus what points Copilot CLI at the fake API."""
     keep = {
         k: v for k, v in base.items() if not k.startswith(("COPILOT_", "GH_", "GITHUB_", "OPENAI_", "XDG_"))
     }
