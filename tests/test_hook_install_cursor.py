@@ -162,6 +162,7 @@ def test_memoria_mcp_install_agent_cursor_names_the_key_variable_and_uninstall_r
     }
     monkeypatch.setenv("HOME", str(home))
     (registration,) = READERS["cursor"](tmp_path)
+    assert READERS["cursor"](home) == [registration]  # the home folder as the project: one file, once
     assert (registration.scope, registration.file, registration.url) == ("user", path, f"{URL}/mcp")
     assert registration.key_from_env_only
 

@@ -109,10 +109,13 @@ def copilot_registrations(_project: Path) -> list[Registration]:
 
 
 def cursor_registrations(project: Path) -> list[Registration]:
-    """Cursor: `mcpServers.memoria` of `~/.cursor/mcp.json` and the project's `.cursor/mcp.json`."""
-    found = []
+    """Cursor: `mcpServers.memoria` of `~/.cursor/mcp.json` and the project's `.cursor/mcp.json` (one
+    file, the user's, when the project is the home folder)."""
+    found: list[Registration] = []
     for scope in get_args(install_cursor.Scope):
         path = install_cursor.config_file(scope, project)
+        if any(path == seen.file for seen in found):
+            continue
         entry = claude_code.installed_entry(path, install_cursor.LOCATION)
         if entry is not None:
             found.append(Registration(scope, path, _url(entry, "url"), key_from_env_only=True))
