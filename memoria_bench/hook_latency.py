@@ -56,6 +56,9 @@ PROMPT_HOOK_TIMEOUT_MS: dict[str, float] = {
     "qwen": float(install_qwen.COMMAND_TIMEOUT_MS),
     "opencode": float(install_opencode.TIMEOUT_MS),
     "copilot": COMMAND_TIMEOUT_S * 1000.0,
+    # Cursor's prompt event cannot add context and gets no hook; its one hook, sessionStart, has the
+    # same client and the same timeout in seconds, which is what the headroom is judged against.
+    "cursor": COMMAND_TIMEOUT_S * 1000.0,
 }
 
 

@@ -7,7 +7,8 @@ capture route (`/v1/capture/<name>`: the episodes record the agent). What differ
 - `FIELD_NAMES`: the agent's stdin payload fields that the server knows under another name (the
   server reads Claude Code's: `prompt`, `session_id`, `source`, `hook_event_name`); Claude Code and
   Codex CLI send those as they are;
-- `TRANSCRIPTS`: the module that reads the agent's session transcript for capture.
+- `TRANSCRIPTS`: the module that reads the agent's session transcript for capture; an agent not
+  in it has no capture (Cursor: it documents no transcript format the capture hook could read).
 
 Without `--agent` the agent is Claude Code, so hooks installed before there were others keep
 working. Standard library only, and nothing imported at run time but what a hook needs.
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 DEFAULT_AGENT = "claude-code"
-AGENTS = ("claude-code", "codex", "gemini", "qwen", "opencode", "copilot")
+AGENTS = ("claude-code", "codex", "gemini", "qwen", "opencode", "copilot", "cursor")
 #: Per agent: {its payload's field: the field the server reads}; agents not named send ours as is.
 #: GitHub Copilot CLI sends camelCase (`sessionId`, `transcriptPath`) and no event name.
 FIELD_NAMES: dict[str, dict[str, str]] = {
@@ -38,7 +39,11 @@ TRANSCRIPTS = {
 }
 #: Per agent: the module whose `normalised(event)` rewrites its payload beyond field names
 #: (imported when its hook runs).
-PAYLOADS = {"gemini": "memoria_hook_client.gemini", "copilot": "memoria_hook_client.copilot"}
+PAYLOADS = {
+    "gemini": "memoria_hook_client.gemini",
+    "copilot": "memoria_hook_client.copilot",
+    "cursor": "memoria_hook_client.cursor",
+}
 
 
 class UnknownAgent(ValueError):

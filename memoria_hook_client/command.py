@@ -87,8 +87,8 @@ USAGE = (
 
 _COMMON = """
 Options:
-  --agent NAME      The coding agent running the hook: claude-code (default), codex, gemini
-                    or qwen.
+  --agent NAME      The coding agent running the hook: claude-code (default), codex, gemini,
+                    qwen, opencode, copilot or cursor.
   --url URL         Memoria base URL (default: MEMORIA_CLIENT__URL, else http://127.0.0.1:8080).
   --namespace NAME  Use this namespace instead of the session's repository's.
   -h, --help        Show this text and exit.

@@ -42,7 +42,8 @@ FACTS = [
 
 def test_the_hook_client_knows_every_host_the_server_answers() -> None:
     assert set(agents.AGENTS) == set(HOSTS)
-    assert set(agents.TRANSCRIPTS) == set(HOSTS)
+    # Cursor documents no transcript format to capture from: the one host without capture.
+    assert set(HOSTS) - set(agents.TRANSCRIPTS) == {"cursor"}
     assert CLAUDE_CODE.name == agents.DEFAULT_AGENT
 
 
@@ -50,7 +51,7 @@ def test_the_hook_client_knows_every_host_the_server_answers() -> None:
 def test_each_host_keeps_its_context_below_the_limit_it_documents(host: Any) -> None:
     # Claude Code previews context over 10,000 characters; Codex spills it over 2,500 tokens, which
     # it estimates at 4 bytes of UTF-8 each; Gemini CLI, Qwen Code, OpenCode and Copilot CLI document no
-    # limit (Copilot CLI: none but 10 MiB of hook output), and are held to Claude Code's
+    # limit (Copilot CLI: none but 10 MiB of hook output; Cursor: none), and are held to Claude Code's
     documented = {
         "claude-code": (10_000, None),
         "codex": (10_000, 2_500 * 4),
@@ -58,6 +59,7 @@ def test_each_host_keeps_its_context_below_the_limit_it_documents(host: Any) -> 
         "qwen": (10_000, None),
         "opencode": (10_000, None),
         "copilot": (10_000, None),
+        "cursor": (10_000, None),
     }
     chars, size = documented[host.name]
     assert host.max_context_chars < chars

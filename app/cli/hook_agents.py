@@ -24,7 +24,8 @@ config_dir_option = click.option(
     help="The agent's config folder to edit instead of its own (Codex: $CODEX_HOME, else ~/.codex; "
     "Gemini CLI: ~/.gemini, or the project's .gemini with --scope project; Qwen Code: likewise ~/.qwen; "
     "OpenCode: ~/.config/opencode, or the project's .opencode; "
-    "GitHub Copilot CLI: $COPILOT_HOME, else ~/.copilot, or the project's .github with --scope project).",
+    "GitHub Copilot CLI: $COPILOT_HOME, else ~/.copilot, or the project's .github with --scope project; "
+    "Cursor: ~/.cursor, or the project's .cursor with --scope project).",
 )
 
 
@@ -34,7 +35,9 @@ def agents_named(agent: str) -> list[str]:
     if agent != installers.ALL:
         return [agent]
     commands = {installers.CLAUDE_CODE: ("Claude Code", installers.CLAUDE_EXECUTABLE)}
-    commands |= {name: (each.label, each.executable) for name, each in installers.INSTALLERS.items()}
+    commands |= {
+        name: (each.label, " or ".join(each.executables)) for name, each in installers.INSTALLERS.items()
+    }
     found = installers.detected()
     if not found:
         looked_for = ", ".join(executable for _, executable in commands.values())

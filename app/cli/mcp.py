@@ -54,7 +54,8 @@ _agent_option = click.option(
     "gemini: ~/.gemini/settings.json, or the project's .gemini/settings.json with --scope project; "
     "qwen: likewise ~/.qwen/settings.json; "
     "opencode: ~/.config/opencode/opencode.json, or the project's opencode.json with --scope project; "
-    "copilot: $COPILOT_HOME/mcp-config.json, else ~/.copilot/mcp-config.json, user scope); "
+    "copilot: $COPILOT_HOME/mcp-config.json, else ~/.copilot/mcp-config.json, user scope; "
+    "cursor: ~/.cursor/mcp.json, or the project's .cursor/mcp.json with --scope project); "
     "all: every one whose command is on PATH.",
 )
 _config_dir_option = click.option(
@@ -62,7 +63,8 @@ _config_dir_option = click.option(
     type=click.Path(file_okay=False, path_type=Path),
     help="Codex: the config folder to edit instead of $CODEX_HOME (else ~/.codex); Gemini CLI, Qwen Code: "
     "the folder whose settings.json to edit; OpenCode: the folder whose opencode.json to edit; "
-    "GitHub Copilot CLI: the folder whose mcp-config.json to edit.",
+    "GitHub Copilot CLI: the folder whose mcp-config.json to edit; "
+    "Cursor: the folder whose mcp.json to edit.",
 )
 
 
@@ -71,14 +73,14 @@ def _agents(agent: str) -> list[str]:
     which were skipped)."""
     if agent != ALL:
         return [agent]
-    commands = {CLAUDE_CODE: ("Claude Code", CLAUDE_EXECUTABLE)}
-    commands |= {name: (each.label, each.executable) for name, each in MCP_INSTALLERS.items()}
+    commands: dict[str, tuple[str, tuple[str, ...]]] = {CLAUDE_CODE: ("Claude Code", (CLAUDE_EXECUTABLE,))}
+    commands |= {name: (each.label, each.executables) for name, each in MCP_INSTALLERS.items()}
     found = []
-    for name, (label, executable) in commands.items():
-        if shutil.which(executable):
+    for name, (label, executables) in commands.items():
+        if any(shutil.which(executable) for executable in executables):
             found.append(name)
         else:
-            click.echo(f"{label}: skipped: not found ({executable} not on PATH)", err=True)
+            click.echo(f"{label}: skipped: not found ({' or '.join(executables)} not on PATH)", err=True)
     if not found:
         raise click.ClickException("--agent all: no coding agent found on PATH")
     return found

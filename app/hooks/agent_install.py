@@ -59,3 +59,11 @@ class AgentInstaller:
     """(the config file, the events Memoria's hooks are installed on there) for `memoria status`;
     the argument is the config folder to look in instead of the agent's own. AgentConfigError
     when the file cannot be read."""
+    other_executables: tuple[str, ...] = ()
+    """Other commands that mean the agent is installed (Cursor: its CLI, `cursor-agent`, or the editor's
+    `cursor`)."""
+
+    @property
+    def executables(self) -> tuple[str, ...]:
+        """Every command `--agent all` looks for, the main one first."""
+        return (self.executable, *self.other_executables)

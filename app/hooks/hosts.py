@@ -36,6 +36,12 @@ def bare_additional_context(event_name: str, text: str) -> dict[str, Any]:
     return {"additionalContext": text}
 
 
+def snake_additional_context(event_name: str, text: str) -> dict[str, Any]:
+    """Cursor's answer shape: `additional_context` at the top of the object (its sessionStart output),
+    with no event name."""
+    return {"additional_context": text}
+
+
 @dataclass(frozen=True, slots=True)
 class Host:
     """One coding agent whose hook events Memoria answers."""
@@ -110,7 +116,22 @@ COPILOT = Host(
     answer=bare_additional_context,
 )
 
-HOSTS: dict[str, Host] = {host.name: host for host in (CLAUDE_CODE, CODEX, GEMINI, QWEN, OPENCODE, COPILOT)}
+CURSOR = Host(
+    name="cursor",
+    label="Cursor",
+    # Cursor documents no limit on sessionStart's additional_context (it adds the text to the
+    # conversation's initial system context): held to Claude Code's bound. Its prompt event,
+    # beforeSubmitPrompt, can only let a prompt through or block it, so the prompt route's answer
+    # is never installed for Cursor (`app.hooks.install_cursor`).
+    max_context_chars=9_000,
+    prompt_event="beforeSubmitPrompt",
+    start_event="sessionStart",
+    answer=snake_additional_context,
+)
+
+HOSTS: dict[str, Host] = {
+    host.name: host for host in (CLAUDE_CODE, CODEX, GEMINI, QWEN, OPENCODE, COPILOT, CURSOR)
+}
 """Every host, by name: one set of hook routes and one capture route each."""
 
 

@@ -19,7 +19,14 @@ from typing import Literal
 
 from app.client.json_file import JsonFileError
 from app.client.toml_block import TomlBlockError
-from app.mcp import install_codex, install_copilot, install_gemini, install_opencode, install_qwen
+from app.mcp import (
+    install_codex,
+    install_copilot,
+    install_cursor,
+    install_gemini,
+    install_opencode,
+    install_qwen,
+)
 from memoria_hook_client.environment import ENV_API_KEY
 
 McpScope = Literal["user", "project"]
@@ -57,6 +64,12 @@ class McpInstaller:
     """The agent's command, looked for on PATH by `--agent all`."""
     install: Callable[[McpRequest], McpReport]
     uninstall: Callable[[McpRequest], McpReport]
+    other_executables: tuple[str, ...] = ()
+    """Other commands that mean the agent is installed (as `app.hooks.agent_install.AgentInstaller`'s)."""
+
+    @property
+    def executables(self) -> tuple[str, ...]:
+        return (self.executable, *self.other_executables)
 
 
 def key_note(label: str, env: Mapping[str, str] | None = None) -> str:
@@ -173,6 +186,29 @@ def _copilot_uninstall(request: McpRequest) -> McpReport:
         raise McpConfigError(str(exc)) from exc
 
 
+def _cursor_install(request: McpRequest) -> McpReport:
+    path = install_cursor.config_file(request.scope, request.project_dir, request.config_dir)
+    try:
+        changed = install_cursor.install_server(path, request.url, request.namespace)
+    except JsonFileError as exc:
+        raise McpConfigError(str(exc)) from exc
+    notes = [key_note("Cursor")]
+    if request.approve_tools:
+        notes.append(
+            "Cursor keeps no tool permission in mcp.json: whether its agent asks before calling "
+            "Memoria's tools is Cursor's own setting (nothing was written for --approve-tools)."
+        )
+    return McpReport(path, changed, notes)
+
+
+def _cursor_uninstall(request: McpRequest) -> McpReport:
+    path = install_cursor.config_file(request.scope, request.project_dir, request.config_dir)
+    try:
+        return McpReport(path, install_cursor.uninstall_server(path))
+    except JsonFileError as exc:
+        raise McpConfigError(str(exc)) from exc
+
+
 _gemini_install, _gemini_uninstall = _settings_json("Gemini CLI", install_gemini.settings_file, "gemini -p")
 _qwen_install, _qwen_uninstall = _settings_json("Qwen Code", install_qwen.settings_file, "qwen -p")
 
@@ -184,6 +220,7 @@ MCP_INSTALLERS: dict[str, McpInstaller] = {
         McpInstaller("qwen", "Qwen Code", "qwen", _qwen_install, _qwen_uninstall),
         McpInstaller("opencode", "OpenCode", "opencode", _opencode_install, _opencode_uninstall),
         McpInstaller("copilot", "GitHub Copilot CLI", "copilot", _copilot_install, _copilot_uninstall),
+        McpInstaller("cursor", "Cursor", "cursor-agent", _cursor_install, _cursor_uninstall, ("cursor",)),
     )
 }
 """Every agent but Claude Code, by name (the names of `app.hooks.hosts.HOSTS`)."""

@@ -17,7 +17,7 @@ from typing import Any, get_args
 from app.client.codex_config import config_file
 from app.client.toml_block import TomlBlockError, parsed, read_text
 from app.mcp import install as claude_code
-from app.mcp import install_copilot, install_gemini, install_opencode, install_qwen
+from app.mcp import install_copilot, install_cursor, install_gemini, install_opencode, install_qwen
 from app.mcp.install import SERVER_NAME
 
 
@@ -108,6 +108,20 @@ def copilot_registrations(_project: Path) -> list[Registration]:
     return [Registration("user", path, _url(entry, "url"), key_from_env_only=True)]
 
 
+def cursor_registrations(project: Path) -> list[Registration]:
+    """Cursor: `mcpServers.memoria` of `~/.cursor/mcp.json` and the project's `.cursor/mcp.json` (one
+    file, the user's, when the project is the home folder)."""
+    found: list[Registration] = []
+    for scope in get_args(install_cursor.Scope):
+        path = install_cursor.config_file(scope, project)
+        if any(path == seen.file for seen in found):
+            continue
+        entry = claude_code.installed_entry(path, install_cursor.LOCATION)
+        if entry is not None:
+            found.append(Registration(scope, path, _url(entry, "url"), key_from_env_only=True))
+    return found
+
+
 READERS: dict[str, Callable[[Path], list[Registration]]] = {
     "claude-code": claude_code_registrations,
     "codex": codex_registrations,
@@ -115,5 +129,6 @@ READERS: dict[str, Callable[[Path], list[Registration]]] = {
     "qwen": lambda project: gemini_registrations(project, install_qwen.settings_file),
     "opencode": opencode_registrations,
     "copilot": copilot_registrations,
+    "cursor": cursor_registrations,
 }
 """Per agent with an MCP install: its registrations for a session in a project."""
