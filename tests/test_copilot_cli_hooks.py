@@ -5,7 +5,8 @@ Completions API on 127.0.0.1 (Copilot CLI's BYOK provider variables).
 1. A pinned memory of the project's namespace reaches the first request the model gets (Memoria's
    sessionStart / userPromptSubmitted context), and the person's own hook file stays as it was.
 2. Server stopped (nothing listening at the hooks' URL): `copilot -p` prints exactly what it prints
-   with no hooks installed, and the hooks' log says they ran.
+   with no hooks installed, the hooks' log says they ran, the exchange waits in the client's spool,
+   and once the server is back (same address) `memoria capture flush` stores it once.
 3. An exchange of one `copilot -p` session, captured at agentStop from Copilot's session file, is an
    episode of source `copilot` and reaches the model's request in the next session.
 
@@ -18,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -39,6 +39,7 @@ PINNED_FACT = "Pinned: the wombat-4 project ships every release from the release
 PROMPT = "Which branch does wombat-4 ship its releases from?"
 REPLY = "wombat-4 ships every release from the release-train branch."
 HOOK_EVENTS = {"sessionStart", "userPromptSubmitted", "agentStop"}
+SPOOL_WAIT_S = 30
 #: A hook file of the person's own, beside Memoria's (an install must leave it as it is).
 THEIR_HOOKS = '{\n  "version": 1,\n  "hooks": {"sessionEnd": [{"type": "command", "bash": "true"}]}\n}\n'
 
@@ -160,24 +161,50 @@ async def test_a_pinned_memory_reaches_the_first_request_copilot_cli_sends_the_m
     assert (run.returncode, run.stdout.strip()) == (0, REPLY), _shown(run, project)
 
 
-def _stopped_server() -> str:
-    """The address of a server that is not running: a port the system just handed out, closed again
-    (what a hook meets when `memoria serve` is stopped: the connection refused)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
+def _spool_text(project: Project) -> str:
+    """The client's spool (`~/.local/state/memoria/spool.json` of the HOME), empty when absent."""
+    spool = project.home / ".local" / "state" / "memoria" / "spool.json"
+    return spool.read_text() if spool.is_file() else ""
 
 
-async def test_with_the_server_stopped_copilot_cli_prints_what_it_prints_without_hooks(
+async def _wait_for_spool(project: Project, text: str) -> None:
+    """Waited for at most SPOOL_WAIT_S: the capture hook hands the event to a detached worker, which
+    may spool it after `copilot -p` has exited."""
+    deadline = asyncio.get_running_loop().time() + SPOOL_WAIT_S
+    while asyncio.get_running_loop().time() < deadline:
+        if text in _spool_text(project):
+            return
+        await asyncio.sleep(0.5)
+    raise AssertionError(
+        f"the exchange is not in the spool after {SPOOL_WAIT_S} s\nhook log:\n{project.log()}"
+    )
+
+
+async def _copilot_episodes(base: str, key: str, project: Project) -> list[dict[str, Any]]:
+    """The project's episodes of source `copilot`."""
+    async with httpx.AsyncClient(base_url=base, timeout=30) as http:
+        page = await http.get(
+            "/v1/memories",
+            params={"namespace": project.namespace, "source": "copilot", "kind": "episode", "limit": 100},
+            headers={"Authorization": f"Bearer {key}"},
+        )
+    assert page.status_code == 200, page.text
+    return [dict(item) for item in page.json()["items"]]
+
+
+async def test_with_the_server_stopped_copilot_cli_prints_nothing_extra_and_the_spool_is_stored_once_later(
     project: Project, fake_model: FakeOpenAIChat
 ) -> None:
     copilot = await asyncio.to_thread(copilot_binary)
-    base, key = _stopped_server(), "mem_a-key-the-stopped-server-knew"
-    baseline = await _copilot(copilot, project, base, key, fake_model)
-    assert baseline.returncode == 0, _shown(baseline, project)
-    await _install_hooks(project, base, key)
+    server_env = {"MEMORIA_DATABASE__DATA_DIR": str(project.data_dir)}
+    async with served_api(server_env) as api:
+        base = api.base
+        key = await _create_key(project)
+        baseline = await _copilot(copilot, project, base, key, fake_model)
+        assert baseline.returncode == 0, _shown(baseline, project)
+        await _install_hooks(project, base, key)
 
+    # the server is stopped: the hooks meet a refused connection at `base`
     offline = await _copilot(copilot, project, base, key, fake_model)
     assert (offline.returncode, offline.stdout, offline.stderr) == (
         baseline.returncode,
@@ -188,6 +215,21 @@ async def test_with_the_server_stopped_copilot_cli_prints_what_it_prints_without
     )
     # the hooks did run, and said why they stayed silent where the person can look
     assert project.hook_log.is_file() and project.hook_log.read_text().strip(), _shown(offline, project)
+    # capture found no server: the exchange waits in the spool
+    await _wait_for_spool(project, REPLY)
+
+    # back on the same address, so the installed hooks (and the spooled batch) find it
+    async with served_api(server_env, port=int(base.rsplit(":", 1)[1])) as api:
+        assert api.base == base
+        for _ in range(2):
+            flushed = await _run(
+                [MEMORIA, "capture", "flush"], project.repo, project.client_env(base, key), 120
+            )
+            assert flushed.returncode == 0, _shown(flushed, project)
+        episodes = await _copilot_episodes(base, key, project)
+        assert len(episodes) == 1, f"{episodes}\nhook log:\n{project.log()}"
+        assert PROMPT in episodes[0]["content"] and REPLY in episodes[0]["content"], episodes[0]["content"]
+        assert REPLY not in _spool_text(project), "the flushed exchange is still in the spool"
 
 
 FIRST_PROMPT = "Which port does the walrus gateway of wombat-4 listen on? It is in gateway.toml."

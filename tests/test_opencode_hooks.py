@@ -5,8 +5,9 @@ API on 127.0.0.1 (a custom provider of the person's `opencode.json`).
 1. A pinned memory of the project's namespace reaches the first request the model gets (the
    plugin's session-start context, added to the prompt's message) and is not printed; the
    exchange (a `read` tool call, then the answer) is captured when the session goes idle, as an
-   episode of source `opencode` without the injected context, and the next session's prompt
-   recalls it; the person's `opencode.json` stays as it was.
+   episode of source `opencode` without the injected context and with the project folder as its
+   cwd (OpenCode is started with `PWD` naming it, as a shell there would), and the next session's
+   prompt recalls it; the person's `opencode.json` stays as it was.
 2. Server stopped: `opencode run` prints exactly what it prints with no plugin installed, the
    exchange waits in the spool, and once the server is back `memoria capture flush` stores it once.
 
@@ -29,7 +30,6 @@ from typing import Any
 import httpx
 import pytest
 
-import memoria_bench.serve as serve_module
 from memoria_bench.clis.opencode import (
     OPENCODE_TIMEOUT_S,
     config_file,
@@ -120,9 +120,18 @@ def project(tmp_path: Path, fake_model: FakeOpenAIChatTools) -> Project:
 async def _run(
     argv: list[str], cwd: Path, env: dict[str, str], limit_s: float
 ) -> subprocess.CompletedProcess[str]:
-    """Run a command in a worker thread, so the server's output keeps being read meanwhile."""
+    """Run a command in a worker thread, so the server's output keeps being read meanwhile. `PWD` is
+    `cwd`, as a shell that ran it there would set it: OpenCode takes its project folder (the one its
+    plugin reports as the session's cwd) from `PWD`, not from the process's directory."""
     return await asyncio.to_thread(
-        subprocess.run, argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=limit_s, check=False
+        subprocess.run,
+        argv,
+        cwd=cwd,
+        env={**env, "PWD": str(cwd)},
+        capture_output=True,
+        text=True,
+        timeout=limit_s,
+        check=False,
     )
 
 
@@ -244,6 +253,7 @@ async def test_a_pinned_memory_and_a_captured_exchange_reach_the_next_opencode_s
         assert FIRST_PROMPT in episode["content"]
         assert PINNED_FACT not in episode["content"], "the injected context was captured as the prompt"
         assert (episode["kind"], episode["source"]) == ("episode", "opencode")
+        assert episode["metadata"]["cwd"] == str(project.repo), "the plugin reported another project folder"
 
         before = len(fake_model.completions())
         second = await _opencode(opencode, project, api.base, key, SECOND_PROMPT)
@@ -256,7 +266,7 @@ async def test_a_pinned_memory_and_a_captured_exchange_reach_the_next_opencode_s
 
 
 async def test_with_the_server_stopped_opencode_prints_what_it_prints_without_the_plugin_and_loses_nothing(
-    project: Project, fake_model: FakeOpenAIChatTools, monkeypatch: pytest.MonkeyPatch
+    project: Project, fake_model: FakeOpenAIChatTools
 ) -> None:
     opencode = await asyncio.to_thread(opencode_binary)
     server_env = {"MEMORIA_DATABASE__DATA_DIR": str(project.data_dir)}
@@ -279,9 +289,7 @@ async def test_with_the_server_stopped_opencode_prints_what_it_prints_without_th
     await _wait_for_spool(project, OFFLINE_REPLY)
 
     # back on the same address, so the spooled batch finds it
-    port = int(base.rsplit(":", 1)[1])
-    monkeypatch.setattr(serve_module, "free_port", lambda: port)
-    async with served_api(server_env) as api:
+    async with served_api(server_env, port=int(base.rsplit(":", 1)[1])) as api:
         assert api.base == base
         env = project.client_env(base, key)
         for _ in range(2):

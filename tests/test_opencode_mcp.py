@@ -155,7 +155,8 @@ async def test_opencode_calls_memorias_store_tool_and_the_memory_is_stored(tmp_p
                 subprocess.run,
                 opencode_argv(opencode, STORE_PROMPT),
                 cwd=repo,
-                env=opencode_env(client_env, home),
+                # PWD names the project, as a shell there would: OpenCode takes its folder from it
+                env=opencode_env(client_env, home) | {"PWD": str(repo)},
                 capture_output=True,
                 text=True,
                 timeout=OPENCODE_TIMEOUT_S,
