@@ -32,8 +32,13 @@ PERSONS_ENV = {
 MODEL_URL = "http://127.0.0.1:9/v1"
 
 
+#: Hosts whose CLI cannot be installed on this machine, so there is no session to time: Cursor's
+#: is not on npm and its installer's host is unreachable (docs/agents/cursor.md).
+NOT_INSTALLABLE = {"cursor"}
+
+
 def test_the_session_bench_has_a_recipe_for_every_host_memoria_installs_hooks_for() -> None:
-    assert set(SESSION_CLIS) == set(HOSTS)
+    assert set(SESSION_CLIS) == set(HOSTS) - NOT_INSTALLABLE
 
 
 @pytest.mark.parametrize("agent", ["opencode", "copilot"])
