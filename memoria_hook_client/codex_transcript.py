@@ -16,7 +16,8 @@ hooks' `transcript_path`): `{"timestamp", "type", "payload"}` where `type` is `s
 - the turn ends at `task_complete` (or at the Stop hook's event, `turn_over`, once a reply is in).
 
 Offsets, turns and pending exchanges work as for Claude Code's transcript
-(`memoria_hook_client.transcript`, whose `Delta` and limits this reuses). Standard library only.
+(`memoria_hook_client.transcript`, whose walk and `Delta` this reuses; the exchange is
+`memoria_hook_client.exchange`'s). Standard library only.
 """
 
 from __future__ import annotations
@@ -24,29 +25,16 @@ from __future__ import annotations
 import json
 import re
 
-from memoria_hook_client.transcript import (
-    DIGEST_FIELDS,
-    MAX_BRANCH_CHARS,
-    MAX_CWD_CHARS,
-    MAX_DIGEST_ITEM_CHARS,
-    MAX_DIGEST_ITEMS,
-    MAX_TEXT_CHARS,
-    Delta,
-    first_line,
-    gather,
-    read_with,
-)
+from memoria_hook_client.exchange import Exchange, blocks_text, first_line, json_object, timestamp
+from memoria_hook_client.transcript import Delta, gather, read_with
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from memoria_hook_client.transcript import Gathered
-
 SHELL_TOOLS = ("exec_command", "shell", "local_shell")
 _PATCHED_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
 _EXIT_CODE = re.compile(r"(?:Process exited with code|Exit code:) (-?\d+)")
-_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})\Z")
 
 
 def read_delta(
@@ -63,7 +51,7 @@ def parse_delta(
     its event and as its message) opens one exchange."""
     context: dict[str, str | None] = {"cwd": None, "branch": None}
 
-    def opens(entry: dict[str, Any], current: Gathered | None, turn: int, at: int) -> Gathered | None:
+    def opens(entry: dict[str, Any], current: Exchange | None, turn: int, at: int) -> Exchange | None:
         _note_context(entry, context)
         prompt = user_prompt(entry)
         if prompt is None or (isinstance(current, _Exchange) and current.repeats(prompt)):
@@ -74,15 +62,8 @@ def parse_delta(
 
 
 def _entry(raw: bytes) -> dict[str, Any] | None:
-    if not raw.strip():
-        return None
-    try:
-        entry = json.loads(raw)
-    except (UnicodeDecodeError, ValueError):
-        return None
-    if not isinstance(entry, dict) or not isinstance(entry.get("payload"), dict):
-        return None
-    return entry
+    entry = json_object(raw)
+    return entry if entry is not None and isinstance(entry.get("payload"), dict) else None
 
 
 def _note_context(entry: dict[str, Any], context: dict[str, str | None]) -> None:
@@ -99,16 +80,6 @@ def _note_context(entry: dict[str, Any], context: dict[str, str | None]) -> None
         context["branch"] = branch
 
 
-def _texts(content: Any, kinds: tuple[str, ...]) -> str:
-    if not isinstance(content, list):
-        return ""
-    return "\n".join(
-        block["text"]
-        for block in content
-        if isinstance(block, dict) and block.get("type") in kinds and isinstance(block.get("text"), str)
-    )
-
-
 def user_prompt(entry: dict[str, Any]) -> str | None:
     """The text the person typed, when `entry` records a prompt; None for everything else."""
     if entry.get("type") != "event_msg":
@@ -122,17 +93,13 @@ def user_prompt(entry: dict[str, Any]) -> str | None:
         and isinstance(item, dict)
         and item.get("type") == "UserMessage"
     ):
-        return _texts(item.get("content"), ("text", "Text"))
+        return blocks_text(item.get("content"), ("text", "Text"))
     return None
 
 
-def _timestamp(entry: dict[str, Any]) -> str | None:
-    value = entry.get("timestamp")
-    return value if isinstance(value, str) and _RFC3339.match(value) else None
-
-
-class _Exchange:
-    """One prompt and what followed it, gathered line by line."""
+class _Exchange(Exchange):
+    """A Codex prompt and what followed it: the reply is what the model says after its last tool
+    call, and Codex says when the turn is complete."""
 
     def __init__(
         self,
@@ -143,40 +110,21 @@ class _Exchange:
         entry: dict[str, Any],
         context: dict[str, str | None],
     ):
-        self.session_id = session_id
-        self.turn = turn
-        self.offset = offset
-        self.prompt = prompt
-        self.started_at = _timestamp(entry)
-        self.ended_at = self.started_at
-        self.cwd = context["cwd"]
-        self.git_branch = context["branch"]
-        self.reply: list[str] = []
+        super().__init__(
+            session_id, turn, offset, prompt, timestamp(entry), context["cwd"], context["branch"]
+        )
         self.calls = 0
         self.done = False
-        self.digest: dict[str, list[str]] = {name: [] for name in DIGEST_FIELDS}
         self._commands: dict[str, str] = {}
 
     def repeats(self, prompt: str) -> bool:
         """Whether `prompt` is this exchange's own, recorded a second time (both event forms)."""
         return prompt == self.prompt and not self.reply and not self.calls
 
-    def _note(self, field: str, value: Any) -> None:
-        if not isinstance(value, str):
-            return
-        value = value.replace("\x00", "").strip()
-        if not value:
-            return
-        if len(value) > MAX_DIGEST_ITEM_CHARS:
-            value = value[: MAX_DIGEST_ITEM_CHARS - 1] + "…"
-        items = self.digest[field]
-        if value not in items and len(items) < MAX_DIGEST_ITEMS:
-            items.append(value)
-
     def add(self, entry: dict[str, Any]) -> None:
         payload = entry["payload"]
         kind = payload.get("type")
-        stamp = _timestamp(entry)
+        stamp = timestamp(entry)
         if stamp:
             self.ended_at = stamp
         if entry.get("type") == "event_msg":
@@ -189,7 +137,7 @@ class _Exchange:
         if entry.get("type") != "response_item":
             return
         if kind == "message" and payload.get("role") == "assistant":
-            text = _texts(payload.get("content"), ("output_text",))
+            text = blocks_text(payload.get("content"), ("output_text",))
             if text.strip():
                 self.reply.append(text)
         elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
@@ -203,7 +151,7 @@ class _Exchange:
         name = payload.get("name")
         if payload.get("type") == "custom_tool_call" and isinstance(payload.get("input"), str):
             for path in _PATCHED_FILE.findall(payload["input"]):
-                self._note("files_touched", path.strip())
+                self.note("files_touched", path.strip())
             return
         try:
             arguments = json.loads(payload.get("arguments") or "{}")
@@ -216,7 +164,7 @@ class _Exchange:
             command = " ".join(str(part) for part in command)
         if isinstance(command, str) and command.strip():
             line = first_line(command)
-            self._note("commands", line)
+            self.note("commands", line)
             call_id = payload.get("call_id")
             if isinstance(call_id, str):
                 self._commands[call_id] = line
@@ -227,21 +175,8 @@ class _Exchange:
             return
         code = _EXIT_CODE.search(output)
         if code is not None and code.group(1) != "0":
-            self._note("errors", self._commands.get(str(payload.get("call_id")), "a command failed"))
+            self.note("errors", self._commands.get(str(payload.get("call_id")), "a command failed"))
 
     def complete(self, turn_over: bool) -> bool:
         """Codex said the turn is complete, or the Stop event came after a reply."""
         return self.done or (turn_over and bool(self.reply))
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "session_id": self.session_id,
-            "turn": self.turn,
-            "prompt": self.prompt.replace("\x00", "")[:MAX_TEXT_CHARS],
-            "reply": "\n\n".join(self.reply).replace("\x00", "")[:MAX_TEXT_CHARS],
-            "started_at": self.started_at,
-            "ended_at": self.ended_at,
-            "cwd": self.cwd[:MAX_CWD_CHARS] if self.cwd else None,
-            "git_branch": self.git_branch[:MAX_BRANCH_CHARS] if self.git_branch else None,
-            "digest": {name: list(items) for name, items in self.digest.items()},
-        }

@@ -14,42 +14,34 @@ keeps of each only what no longer changes once the message is complete:
   parts' `tool` and `state.status`, `state.input`, `state.error` (not their output).
 
 So the file only grows, each line stays as it was written, and a byte offset is a cursor, as in
-every other agent's session file (`memoria_hook_client.transcript`, whose `Delta`, line walk and
-limits this shares). One exchange is a user message's text, the model's text after its last tool
-round trip (an assistant message whose `finish` is not `tool-calls`), and a digest of the tools
-used on the way.
+every other agent's session file (`memoria_hook_client.transcript`, whose `Delta` and line walk
+this shares). One exchange (`memoria_hook_client.exchange`) is a user message's text, the model's
+text after its last tool round trip (an assistant message whose `finish` is not `tool-calls`), and
+a digest of the tools used on the way.
 
 Standard library only, without pathlib or typing at run time: the capture hook imports it.
 """
 
 from __future__ import annotations
 
-import json
 import time
 
-from memoria_hook_client.transcript import (
-    DIGEST_FIELDS,
-    MAX_CWD_CHARS,
-    MAX_DIGEST_ITEM_CHARS,
-    MAX_DIGEST_ITEMS,
-    MAX_TEXT_CHARS,
-    Delta,
-    first_line,
-    gather,
-    read_with,
-)
+from memoria_hook_client.exchange import Exchange, Tools, json_object
+from memoria_hook_client.transcript import Delta, at_prompts, gather, read_with
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from memoria_hook_client.transcript import Gathered
-
-#: OpenCode's tool names (1.18) and the argument that names what they touched.
-EDIT_TOOLS = ("edit", "write", "patch", "multiedit")
-READ_TOOLS = ("read",)
-SHELL_TOOLS = ("bash",)
-AGENT_TOOLS = ("task",)
+#: OpenCode's tool names (1.18) and the arguments that name what they touched.
+TOOLS = Tools(
+    edits=("edit", "write", "patch", "multiedit"),
+    reads=("read",),
+    shells=("bash",),
+    agents=("task",),
+    edit_args=("filePath",),
+    read_args=("filePath",),
+)
 #: An assistant message that ends so is followed by the tools' results and another message.
 TOOL_FINISHES = ("tool-calls", "unknown")
 
@@ -66,23 +58,15 @@ def parse_delta(
     data: bytes, offset: int, turn: int, session_id: str, final: bool = False, turn_over: bool = False
 ) -> Delta:
     """`read_delta` on bytes already read from `offset`; only whole lines count."""
-
-    def opens(record: dict[str, Any], _current: Gathered | None, turn: int, at: int) -> Gathered | None:
-        prompt = genuine_prompt(record)
-        return None if prompt is None else _Exchange(session_id, turn, at, prompt, record)
-
-    return gather(data, offset, turn, final, turn_over, _record, opens)
+    return gather(
+        data, offset, turn, final, turn_over, _record, at_prompts(session_id, genuine_prompt, _Exchange)
+    )
 
 
 def _record(raw: bytes) -> dict[str, Any] | None:
     """The message record on one line; None for blank and broken lines."""
-    if not raw.strip():
-        return None
-    try:
-        record = json.loads(raw)
-    except (UnicodeDecodeError, ValueError):
-        return None  # one bad line must not stop capture of the rest
-    if not isinstance(record, dict) or not isinstance(record.get("info"), dict):
+    record = json_object(raw)
+    if record is None or not isinstance(record.get("info"), dict):
         return None
     return record if isinstance(record["info"].get("id"), str) else None
 
@@ -117,34 +101,14 @@ def _time(record: dict[str, Any], which: str) -> str | None:
     return _iso(stamps.get(which)) if isinstance(stamps, dict) else None
 
 
-class _Exchange:
-    """One prompt and the messages that followed it, gathered line by line."""
+class _Exchange(Exchange):
+    """An OpenCode prompt and the messages that followed it: the reply is the text of the model's
+    latest message that has any, the cwd that of the latest message that names one."""
+
+    tools = TOOLS
 
     def __init__(self, session_id: str, turn: int, offset: int, prompt: str, record: dict[str, Any]):
-        self.session_id = session_id
-        self.turn = turn
-        self.offset = offset
-        self.prompt = prompt
-        self.started_at = _time(record, "created")
-        self.ended_at = self.started_at
-        self.cwd: str | None = None
-        #: the model's text after its last tool round trip
-        self.reply = ""
-        #: True while the model owes an answer (after the prompt, or a message ending in tool calls)
-        self.awaiting = True
-        self.digest: dict[str, list[str]] = {name: [] for name in DIGEST_FIELDS}
-
-    def _note(self, field: str, value: Any) -> None:
-        if not isinstance(value, str):
-            return
-        value = value.replace("\x00", "").strip()
-        if not value:
-            return
-        if len(value) > MAX_DIGEST_ITEM_CHARS:
-            value = value[: MAX_DIGEST_ITEM_CHARS - 1] + "…"
-        items = self.digest[field]
-        if value not in items and len(items) < MAX_DIGEST_ITEMS:
-            items.append(value)
+        super().__init__(session_id, turn, offset, prompt, _time(record, "created"))
 
     def add(self, record: dict[str, Any]) -> None:
         info = record["info"]
@@ -153,17 +117,15 @@ class _Exchange:
         self.ended_at = _time(record, "completed") or _time(record, "created") or self.ended_at
         path = info.get("path")
         if isinstance(path, dict) and isinstance(path.get("cwd"), str):
-            self.cwd = path["cwd"][:MAX_CWD_CHARS]
+            self.cwd = path["cwd"]
         for part in _parts(record, "tool"):
             self._tool(part)
         said = _text(record)
+        if said:
+            self.reply = [said]
         if info.get("finish") in TOOL_FINISHES:
             self.awaiting = True
-            if said:
-                self.reply = said
-            return
-        if said:
-            self.reply = said
+        elif said:
             self.awaiting = False
 
     def _tool(self, part: dict[str, Any]) -> None:
@@ -171,36 +133,6 @@ class _Exchange:
         state = part.get("state")
         state = state if isinstance(state, dict) else {}
         args = state.get("input")
-        args = args if isinstance(args, dict) else {}
-        if name in EDIT_TOOLS:
-            self._note("files_touched", args.get("filePath"))
-        elif name in READ_TOOLS:
-            self._note("files_read", args.get("filePath"))
-        elif name in SHELL_TOOLS:
-            command = args.get("command")
-            if isinstance(command, str):
-                self._note("commands", first_line(command))
-        elif name in AGENT_TOOLS:
-            self._note("subagents", args.get("subagent_type") or args.get("description"))
+        self.note_tool(name, args if isinstance(args, dict) else {})
         if state.get("status") == "error":
-            error = state.get("error")
-            self._note("errors", first_line(error) if isinstance(error, str) else f"{name} failed")
-
-    def complete(self, turn_over: bool) -> bool:
-        """The model answered last, in text, with no tool call (or the event says the turn is over)."""
-        if not self.reply:
-            return False
-        return turn_over or not self.awaiting
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "session_id": self.session_id,
-            "turn": self.turn,
-            "prompt": self.prompt.replace("\x00", "")[:MAX_TEXT_CHARS],
-            "reply": self.reply.replace("\x00", "")[:MAX_TEXT_CHARS],
-            "started_at": self.started_at,
-            "ended_at": self.ended_at,
-            "cwd": self.cwd,
-            "git_branch": None,
-            "digest": {name: list(items) for name, items in self.digest.items()},
-        }
+            self.note_error(state.get("error"), f"{name} failed")

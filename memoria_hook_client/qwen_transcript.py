@@ -9,9 +9,9 @@ parts, `functionCall` parts), `tool_result` (`functionResponse` parts and `toolC
 `status` and `error`), and `system` bookkeeping (telemetry, attribution snapshots, slash commands).
 `--continue` and `--resume` append to the same file.
 
-One exchange is, as for Claude Code (`memoria_hook_client.transcript`, whose walk, `Delta` and limits
-this shares): a genuine prompt, the model's final text after the last tool round trip, and a digest
-of the tools used on the way. What is particular to Qwen Code:
+One exchange (`memoria_hook_client.exchange`) is, as for Claude Code (`memoria_hook_client.transcript`,
+whose walk and `Delta` this shares): a genuine prompt, the model's final text after the last tool
+round trip, and a digest of the tools used on the way. What is particular to Qwen Code:
 - A prompt's hook context (Memoria's own included) is a part of its own,
   `<qwen:user-prompt-submit-context>…</qwen:…>`; the prompt is `displayText` when there is one,
   else the text parts without such spans, so recalled memories are never captured back as if the
@@ -27,38 +27,24 @@ Standard library only, without pathlib or typing at run time: the capture hook i
 
 from __future__ import annotations
 
-import json
 import re
 
-from memoria_hook_client.transcript import (
-    DIGEST_FIELDS,
-    MAX_CWD_CHARS,
-    MAX_DIGEST_ITEM_CHARS,
-    MAX_DIGEST_ITEMS,
-    MAX_TEXT_CHARS,
-    Delta,
-    first_line,
-    gather,
-    read_with,
-)
+from memoria_hook_client.exchange import Exchange, Tools, error_message, json_object, kept_text, timestamp
+from memoria_hook_client.transcript import Delta, at_prompts, gather, read_with
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from memoria_hook_client.transcript import Gathered
-
 #: A hook's context as Qwen Code 0.24.4 adds it to the prompt's record (`<` and `>` of the context escaped).
 HOOK_CONTEXT = re.compile(r"<qwen:[a-z-]+-context>.*?</qwen:[a-z-]+-context>\s*", re.DOTALL)
-_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})\Z")
 #: Who a typed prompt comes from (older releases write no provenance).
 PERSON = (None, "real_user")
 
-#: Qwen Code's tool names (0.24.4) and the argument that names what they touched.
-EDIT_TOOLS = ("write_file", "edit")
-READ_TOOLS = ("read_file",)
-SHELL_TOOLS = ("run_shell_command",)
-AGENT_TOOLS = ("agent",)
+#: Qwen Code's tool names (0.24.4); the arguments that name what they touched are the defaults.
+TOOLS = Tools(
+    edits=("write_file", "edit"), reads=("read_file",), shells=("run_shell_command",), agents=("agent",)
+)
 
 
 def without_hook_context(text: str) -> str:
@@ -78,23 +64,15 @@ def parse_delta(
     data: bytes, offset: int, turn: int, session_id: str, final: bool = False, turn_over: bool = False
 ) -> Delta:
     """`read_delta` on bytes already read from `offset`; only whole lines count."""
-
-    def opens(record: dict[str, Any], _current: Gathered | None, turn: int, at: int) -> Gathered | None:
-        prompt = genuine_prompt(record)
-        return None if prompt is None else _Exchange(session_id, turn, at, prompt, record)
-
-    return gather(data, offset, turn, final, turn_over, _record, opens)
+    return gather(
+        data, offset, turn, final, turn_over, _record, at_prompts(session_id, genuine_prompt, _Exchange)
+    )
 
 
 def _record(raw: bytes) -> dict[str, Any] | None:
     """The message record on one line; None for blank, broken and bookkeeping lines."""
-    if not raw.strip():
-        return None
-    try:
-        record = json.loads(raw)
-    except (UnicodeDecodeError, ValueError):
-        return None  # one bad line must not stop capture of the rest
-    if not isinstance(record, dict) or record.get("type") not in ("user", "assistant", "tool_result"):
+    record = json_object(raw)
+    if record is None or record.get("type") not in ("user", "assistant", "tool_result"):
         return None
     return record
 
@@ -118,119 +96,50 @@ def genuine_prompt(record: dict[str, Any]) -> str | None:
     shown = payload.get("displayText") if isinstance(payload, dict) else None
     if isinstance(shown, str) and shown.strip():
         return shown.strip()
-    texts = [without_hook_context(part["text"]) for part in parts if isinstance(part.get("text"), str)]
-    text = "\n".join(kept for kept in texts if kept)
-    return text or None
+    return kept_text(parts, without_hook_context) or None
 
 
-def _timestamp(record: dict[str, Any]) -> str | None:
-    value = record.get("timestamp")
-    return value if isinstance(value, str) and _RFC3339.match(value) else None
+class _Exchange(Exchange):
+    """A Qwen Code prompt and the records that followed it: the model's text parts after the last
+    tool round trip. Records name their cwd, not the branch."""
 
-
-class _Exchange:
-    """One prompt and the records that followed it, gathered line by line."""
+    tools = TOOLS
 
     def __init__(self, session_id: str, turn: int, offset: int, prompt: str, record: dict[str, Any]):
-        self.session_id = session_id
-        self.turn = turn
-        self.offset = offset
-        self.prompt = prompt
-        self.started_at = _timestamp(record)
-        self.ended_at = self.started_at
         cwd = record.get("cwd")
-        self.cwd = cwd[:MAX_CWD_CHARS] if isinstance(cwd, str) and cwd else None
-        #: text parts of the model's answer after the last tool round trip
-        self.reply: list[str] = []
-        self._restart_reply = False
-        #: True while the model owes an answer (after the prompt, or a record with function calls)
-        self.awaiting = True
-        self.digest: dict[str, list[str]] = {name: [] for name in DIGEST_FIELDS}
-
-    def _note(self, field: str, value: Any) -> None:
-        if not isinstance(value, str):
-            return
-        value = value.replace("\x00", "").strip()
-        if not value:
-            return
-        if len(value) > MAX_DIGEST_ITEM_CHARS:
-            value = value[: MAX_DIGEST_ITEM_CHARS - 1] + "…"
-        items = self.digest[field]
-        if value not in items and len(items) < MAX_DIGEST_ITEMS:
-            items.append(value)
+        super().__init__(
+            session_id, turn, offset, prompt, timestamp(record), cwd if isinstance(cwd, str) and cwd else None
+        )
 
     def add(self, record: dict[str, Any]) -> None:
         kind = record.get("type")
         if kind == "tool_result":  # the model answers the results next
-            self.awaiting = True
-            self._restart_reply = True
+            self.tool_round()
             self._result(record)
             return
         if kind != "assistant":
             return  # a message typed while tools ran goes to the model with their results
-        stamp = _timestamp(record)
+        stamp = timestamp(record)
         if stamp:
             self.ended_at = stamp
         parts = _parts(record)
         calls = [part["functionCall"] for part in parts if isinstance(part.get("functionCall"), dict)]
         for call in calls:
-            self._tool(call)
+            if isinstance(call.get("args"), dict):
+                self.note_tool(call.get("name"), call["args"])
         said = "".join(
             part["text"] for part in parts if isinstance(part.get("text"), str) and not part.get("thought")
         ).strip()
         if said:
-            if self._restart_reply:
-                self.reply = []
-                self._restart_reply = False
-            self.reply.append(said)
+            self.answered(said)
         if calls:
-            self.awaiting = True
-            self._restart_reply = True
-        elif said:
-            self.awaiting = False
-
-    def _tool(self, call: dict[str, Any]) -> None:
-        name = call.get("name")
-        args = call.get("args")
-        if not isinstance(args, dict):
-            return
-        if name in EDIT_TOOLS:
-            self._note("files_touched", args.get("file_path"))
-        elif name in READ_TOOLS:
-            self._note("files_read", args.get("file_path"))
-        elif name in SHELL_TOOLS:
-            command = args.get("command")
-            if isinstance(command, str):
-                self._note("commands", first_line(command))
-        elif name in AGENT_TOOLS:
-            self._note("subagents", args.get("subagent_type") or args.get("description"))
+            self.tool_round()
 
     def _result(self, record: dict[str, Any]) -> None:
         result = record.get("toolCallResult")
         if not isinstance(result, dict) or result.get("status") != "error":
             return
-        error = result.get("error")
-        message = error.get("message") if isinstance(error, dict) else error
+        message = error_message(result.get("error"))
         display = result.get("resultDisplay")
         said = message if isinstance(message, str) and message.strip() else display
-        self._note("errors", first_line(said) if isinstance(said, str) else "a tool call failed")
-
-    def complete(self, turn_over: bool) -> bool:
-        """The model answered last, in text, with no function call (or the event says the turn is over)."""
-        if not self.reply:
-            return False
-        return turn_over or not self.awaiting
-
-    def as_dict(self) -> dict[str, Any]:
-        reply = "\n\n".join(self.reply)
-        return {
-            "session_id": self.session_id,
-            "turn": self.turn,
-            "prompt": self.prompt.replace("\x00", "")[:MAX_TEXT_CHARS],
-            "reply": reply.replace("\x00", "")[:MAX_TEXT_CHARS],
-            "started_at": self.started_at,
-            "ended_at": self.ended_at,
-            "cwd": self.cwd,
-            "git_branch": None,
-            "digest": {name: list(items) for name, items in self.digest.items()},
-        }
+        self.note_error(said, "a tool call failed")

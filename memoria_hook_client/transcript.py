@@ -21,56 +21,39 @@ Deliberate choices:
   pending (the cursor stays at its prompt line) until its reply has arrived, unless `final` (the
   SessionEnd event: store what there is).
 
+This module also holds the line walk every agent's reader shares (`read_with`, `gather`, `Delta`);
+the exchange they gather is `memoria_hook_client.exchange.Exchange`.
+
 Standard library only, without pathlib or typing at run time: the capture hook imports it.
 """
 
 from __future__ import annotations
 
-import json
-import re
+from memoria_hook_client.exchange import MAX_DIGEST_ITEM_CHARS as MAX_DIGEST_ITEM_CHARS
+from memoria_hook_client.exchange import MAX_DIGEST_ITEMS as MAX_DIGEST_ITEMS
+from memoria_hook_client.exchange import MAX_LINE_CHARS as MAX_LINE_CHARS
+from memoria_hook_client.exchange import MAX_TEXT_CHARS as MAX_TEXT_CHARS
+from memoria_hook_client.exchange import Exchange, Tools, blocks_text, first_line, json_object, timestamp
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any, Protocol
-
-    class Gathered(Protocol):
-        """An exchange being gathered line by line, of any agent's session file."""
-
-        @property
-        def turn(self) -> int: ...
-        @property
-        def offset(self) -> int: ...
-        @property
-        def prompt(self) -> str: ...
-        @property
-        def reply(self) -> object: ...  # anything empty when there is none yet
-        def add(self, entry: dict[str, Any]) -> None: ...
-        def complete(self, turn_over: bool) -> bool: ...
-        def as_dict(self) -> dict[str, Any]: ...
-
+    from typing import Any
 
 #: A read takes at most this much of the transcript (a first capture of a long session, say); the
 #: rest follows on the next run, so one run stays well inside the hook's time budget.
 MAX_READ_BYTES = 16 * 1024 * 1024
-#: The server's limits (contract of `POST /v1/capture/claude-code`).
-MAX_TEXT_CHARS = 100_000
-MAX_DIGEST_ITEMS = 50
-MAX_DIGEST_ITEM_CHARS = 500
-#: First lines of commands and errors are cut shorter than the server allows: a digest, not a log.
-MAX_LINE_CHARS = 300
 
-MAX_CWD_CHARS = 4096
-MAX_BRANCH_CHARS = 500
-_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})\Z")
-
-EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
-READ_TOOLS = ("Read",)
-SHELL_TOOLS = ("Bash",)
-AGENT_TOOLS = ("Task", "Agent")
+TOOLS = Tools(
+    edits=("Edit", "Write", "MultiEdit", "NotebookEdit"),
+    reads=("Read",),
+    shells=("Bash",),
+    agents=("Task", "Agent"),
+    edit_args=("file_path", "notebook_path"),
+    agent_args=("description", "subagent_type"),
+)
 #: Stop reasons after which the model does not continue the turn on its own.
 END_REASONS = ("end_turn", "stop_sequence", "max_tokens", "refusal")
-DIGEST_FIELDS = ("files_touched", "files_read", "commands", "errors", "subagents")
 
 #: Text a user entry starts with when Claude Code wrote it for a slash command, a `!` shell
 #: command or a local command's output, not the person typing a prompt.
@@ -148,11 +131,9 @@ def parse_delta(
     state it is in (SessionEnd); `turn_over`: the event says the turn ended (Stop), so a last text
     reply without a stop reason (a message Claude Code wrote block by block) is the final one."""
 
-    def opens(entry: dict[str, Any], _current: Gathered | None, turn: int, at: int) -> Gathered | None:
-        prompt = genuine_prompt(entry)
-        return None if prompt is None else _Exchange(session_id, turn, at, prompt, entry)
-
-    return gather(data, offset, turn, final, turn_over, _entry, opens)
+    return gather(
+        data, offset, turn, final, turn_over, _entry, at_prompts(session_id, genuine_prompt, _Exchange)
+    )
 
 
 def gather(
@@ -162,7 +143,7 @@ def gather(
     final: bool,
     turn_over: bool,
     entry_of: Callable[[bytes], dict[str, Any] | None],
-    opens: Callable[[dict[str, Any], Gathered | None, int, int], Gathered | None],
+    opens: Callable[[dict[str, Any], Exchange | None, int, int], Exchange | None],
 ) -> Delta:
     """The line walk every agent's session file shares. Only whole lines are read (a partial last
     line waits); `entry_of` reads a line (None: not a record); `opens(entry, current, turn, line
@@ -171,7 +152,7 @@ def gather(
     (the cursor at its prompt line) until `complete`, unless `final`."""
     end = data.rfind(b"\n") + 1
     exchanges: list[dict[str, Any]] = []
-    current: Gathered | None = None
+    current: Exchange | None = None
     position = 0
     lines = 0
     while position < end:
@@ -198,17 +179,26 @@ def gather(
     return Delta(exchanges, current.offset, current.turn, lines, True)
 
 
+def at_prompts(
+    session_id: str,
+    prompt_of: Callable[[dict[str, Any]], str | None],
+    exchange: Callable[[str, int, int, str, dict[str, Any]], Exchange],
+) -> Callable[[dict[str, Any], Exchange | None, int, int], Exchange | None]:
+    """`gather`'s `opens` for a reader whose every prompt begins an exchange: `prompt_of(entry)` is
+    the prompt's text (None: no prompt), `exchange(session_id, turn, offset, prompt, entry)` the
+    exchange it begins."""
+
+    def opens(entry: dict[str, Any], _current: Exchange | None, turn: int, at: int) -> Exchange | None:
+        prompt = prompt_of(entry)
+        return None if prompt is None else exchange(session_id, turn, at, prompt, entry)
+
+    return opens
+
+
 def _entry(raw: bytes) -> dict[str, Any] | None:
     """The entry on one line, None for blank, broken or sidechain lines."""
-    if not raw.strip():
-        return None
-    try:
-        entry = json.loads(raw)
-    except (UnicodeDecodeError, ValueError):
-        return None  # one bad line must not stop capture of the rest
-    if not isinstance(entry, dict) or entry.get("isSidechain") is True:
-        return None
-    return entry
+    entry = json_object(raw)
+    return None if entry is None or entry.get("isSidechain") is True else entry
 
 
 def genuine_prompt(entry: dict[str, Any]) -> str | None:
@@ -245,68 +235,29 @@ def genuine_prompt(entry: dict[str, Any]) -> str | None:
 
 def _text_of(content: Any) -> str:
     """The text in a tool_result's content (a string or a list of text blocks)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            block["text"]
-            for block in content
-            if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
-        )
-    return ""
+    return content if isinstance(content, str) else blocks_text(content, ("text",))
 
 
-def first_line(text: str, limit: int = MAX_LINE_CHARS) -> str:
-    """The first non-blank line of `text`, cut to `limit` characters."""
-    for line in text.splitlines():
-        line = line.strip()
-        if line:
-            return line if len(line) <= limit else line[: limit - 1] + "…"
-    return ""
+class _Exchange(Exchange):
+    """A Claude Code prompt and what followed it: text blocks of the assistant's answer after the
+    last tool round trip; an API error or interruption marker ends the turn (`ended_by`)."""
 
-
-def _timestamp(entry: dict[str, Any]) -> str | None:
-    """The entry's RFC 3339 timestamp; None for anything else (the server would refuse the batch)."""
-    value = entry.get("timestamp")
-    return value if isinstance(value, str) and _RFC3339.match(value) else None
-
-
-class _Exchange:
-    """One prompt and what followed it, being gathered line by line."""
+    tools = TOOLS
 
     def __init__(self, session_id: str, turn: int, offset: int, prompt: str, entry: dict[str, Any]):
-        self.session_id = session_id
-        self.turn = turn
-        self.offset = offset
-        self.prompt = prompt
-        self.started_at = _timestamp(entry)
-        self.ended_at = self.started_at
         cwd = entry.get("cwd")
         branch = entry.get("gitBranch")
-        self.cwd = cwd if isinstance(cwd, str) and cwd else None
-        self.git_branch = branch if isinstance(branch, str) and branch else None
-        #: text blocks of the assistant's answer after the last tool round trip
-        self.reply: list[str] = []
-        self._restart_reply = False
-        #: True while the model owes an answer (after the prompt, a tool_use or a tool_result)
-        self.awaiting = True
+        super().__init__(
+            session_id,
+            turn,
+            offset,
+            prompt,
+            timestamp(entry),
+            cwd if isinstance(cwd, str) and cwd else None,
+            branch if isinstance(branch, str) and branch else None,
+        )
         #: the stop reason of the last assistant entry (None while a message is written block by block)
         self.last_stop: Any = None
-        self.digest: dict[str, list[str]] = {name: [] for name in DIGEST_FIELDS}
-        #: the API error or interruption marker that ended the turn: the reply when there is no other
-        self.ended_by = ""
-
-    def _note(self, field: str, value: Any, limit: int = MAX_DIGEST_ITEM_CHARS) -> None:
-        if not isinstance(value, str):
-            return
-        value = value.replace("\x00", "").strip()
-        if not value:
-            return
-        if len(value) > limit:
-            value = value[: limit - 1] + "…"
-        items = self.digest[field]
-        if value not in items and len(items) < MAX_DIGEST_ITEMS:
-            items.append(value)
 
     def add(self, entry: dict[str, Any]) -> None:
         kind = entry.get("type")
@@ -319,7 +270,7 @@ class _Exchange:
         if kind == "assistant" and entry.get("isApiErrorMessage"):
             self.ended_by = first_line(_text_of(content)) or self.ended_by  # the server skips it (#35)
             return
-        stamp = _timestamp(entry)
+        stamp = timestamp(entry)
         if stamp:
             self.ended_at = stamp
         if kind == "assistant":
@@ -330,39 +281,19 @@ class _Exchange:
                 self.ended_by = first_line(said)
             for block in content:
                 if isinstance(block, dict) and block.get("type") == "tool_result":
-                    self.awaiting = True
-                    self._restart_reply = True
+                    self.tool_round()
                     if block.get("is_error") is True:
-                        self._note("errors", first_line(_text_of(block.get("content"))))
+                        self.note("errors", first_line(_text_of(block.get("content"))))
             return
         for block in content:
             if not isinstance(block, dict):
                 continue
             if block.get("type") == "text" and isinstance(block.get("text"), str) and block["text"].strip():
-                if self._restart_reply:
-                    self.reply = []
-                    self._restart_reply = False
-                self.reply.append(block["text"])
-                self.awaiting = False
+                self.answered(block["text"])
             elif block.get("type") == "tool_use":
                 self.awaiting = True
-                self._tool(block)
-
-    def _tool(self, block: dict[str, Any]) -> None:
-        name = block.get("name")
-        tool_input = block.get("input")
-        if not isinstance(tool_input, dict):
-            return
-        if name in EDIT_TOOLS:
-            self._note("files_touched", tool_input.get("file_path") or tool_input.get("notebook_path"))
-        elif name in READ_TOOLS:
-            self._note("files_read", tool_input.get("file_path"))
-        elif name in SHELL_TOOLS:
-            command = tool_input.get("command")
-            if isinstance(command, str):
-                self._note("commands", first_line(command))
-        elif name in AGENT_TOOLS:
-            self._note("subagents", tool_input.get("description") or tool_input.get("subagent_type"))
+                if isinstance(block.get("input"), dict):
+                    self.note_tool(block.get("name"), block["input"])
 
     def complete(self, turn_over: bool) -> bool:
         """The model answered last, in text, and that message ended the turn (or the event says the
@@ -372,22 +303,8 @@ class _Exchange:
             return False
         return self.last_stop in END_REASONS or (self.last_stop is None and turn_over)
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "session_id": self.session_id,
-            "turn": self.turn,
-            # NUL: PostgreSQL text cannot hold it, and nobody meant it
-            "prompt": self.prompt.replace("\x00", "")[:MAX_TEXT_CHARS],
-            "reply": ("\n\n".join(self.reply) or self.ended_by).replace("\x00", "")[:MAX_TEXT_CHARS],
-            "started_at": self.started_at,
-            "ended_at": self.ended_at,
-            "cwd": self.cwd[:MAX_CWD_CHARS] if self.cwd else None,
-            "git_branch": self.git_branch[:MAX_BRANCH_CHARS] if self.git_branch else None,
-            "digest": {name: list(items) for name, items in self.digest.items()},
-        }
 
-
-def _emit(current: Gathered, exchanges: list[dict[str, Any]]) -> None:
+def _emit(current: Exchange, exchanges: list[dict[str, Any]]) -> None:
     """Add `current` unless it holds nothing to remember (no prompt text and no reply)."""
     if current.prompt.strip() or current.reply:
         exchanges.append(current.as_dict())
