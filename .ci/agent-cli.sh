@@ -106,6 +106,17 @@ if ! [ -x "${bin}" ] || ! timeout 120 "${bin}" --version >/dev/null 2>&1; then
   timeout 120 "${bin}" --version >&2
 fi
 
+if [ "${agent}" = opencode ] && ! [ -d "${dir}/config-deps/node_modules/@opencode-ai/plugin" ]; then
+  # What OpenCode installs into its config folder at its first start on a machine online (its own
+  # plugin package at its own version), installed once here; the tests and `memoria bench session`
+  # link each HOME's config folder to it (memoria_bench/clis/opencode.py), so no run retries the
+  # install offline, which OpenCode waits for before the first prompt when a plugin is present.
+  mkdir -p "${dir}/config-deps"
+  printf '{\n  "dependencies": {\n    "@opencode-ai/plugin": "%s"\n  }\n}\n' "${version}" \
+    >"${dir}/config-deps/package.json"
+  timeout 600 npm install --prefix "${dir}/config-deps" --no-audit --no-fund --loglevel=error >&2
+fi
+
 if [ "${mode}" = install ]; then
   echo "${bin}"
   exit 0

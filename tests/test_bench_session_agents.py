@@ -68,6 +68,49 @@ def test_the_opencode_recipe_names_the_fake_as_the_persons_model_and_drops_their
     assert cli.argv("/bin/opencode", "a prompt") == ["/bin/opencode", "run", "a prompt"]
 
 
+def _installed_opencode(root: Path, with_config_dependencies: bool) -> str:
+    """An npm prefix laid out as `.ci/agent-cli.sh opencode` leaves it: the binary's link under
+    `node_modules/.bin`, and (when asked) the config folder's dependencies in `config-deps/`."""
+    binary = root / "node_modules" / ".bin" / "opencode"
+    binary.parent.mkdir(parents=True)
+    binary.write_text("#!/bin/sh\n")
+    if with_config_dependencies:
+        deps = root / "config-deps"
+        (deps / "node_modules" / "@opencode-ai" / "plugin").mkdir(parents=True)
+        (deps / "package.json").write_text('{"dependencies": {"@opencode-ai/plugin": "1.18.33"}}\n')
+        (deps / "package-lock.json").write_text("{}\n")
+    return str(binary)
+
+
+def test_an_opencode_home_is_given_the_config_folder_opencode_installs_at_its_first_start(
+    tmp_path: Path,
+) -> None:
+    binary = _installed_opencode(tmp_path / "prefix", with_config_dependencies=True)
+    home = tmp_path / "home"
+    cli = SESSION_CLIS["opencode"]
+    cli.write_settings(home, MODEL_URL)
+    assert cli.settle_home(home, binary)
+    folder = home / ".config" / "opencode"
+    assert json.loads((folder / "package.json").read_text()) == {
+        "dependencies": {"@opencode-ai/plugin": "1.18.33"}
+    }
+    assert (folder / "node_modules").resolve() == (
+        tmp_path / "prefix" / "config-deps" / "node_modules"
+    ).resolve()
+    assert (folder / "node_modules" / "@opencode-ai" / "plugin").is_dir()
+    assert (folder / "opencode.json").is_file(), "the person's own config stays"
+
+
+def test_an_opencode_home_is_left_as_it_is_when_nothing_was_installed_beside_the_binary(
+    tmp_path: Path,
+) -> None:
+    binary = _installed_opencode(tmp_path / "prefix", with_config_dependencies=False)
+    home = tmp_path / "home"
+    SESSION_CLIS["opencode"].write_settings(home, MODEL_URL)
+    assert not SESSION_CLIS["opencode"].settle_home(home, binary)
+    assert sorted(p.name for p in (home / ".config" / "opencode").iterdir()) == ["opencode.json"]
+
+
 def test_the_copilot_recipe_points_its_provider_at_the_fake_offline_with_the_unpacked_runtime(
     tmp_path: Path,
 ) -> None:

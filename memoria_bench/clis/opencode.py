@@ -6,8 +6,9 @@ test HOME's `~/.config/opencode/opencode.json`: OpenAI-compatible (`@ai-sdk/open
 bundled in OpenCode) with its `baseURL` on the fake OpenAI Chat Completions API on 127.0.0.1
 (`memoria_bench.clis.openai_chat_api`). Off: auto-update (`autoupdate`, `OPENCODE_DISABLE_AUTOUPDATE`),
 sharing, the models.dev catalogue fetch (`OPENCODE_DISABLE_MODELS_FETCH`), LSP downloads, and the
-npm install OpenCode starts in the background for each config folder (`@opencode-ai/plugin`:
-`npm_config_offline`, so it fails at once instead of reaching the registry).
+registry for the npm install OpenCode starts for each config folder (`@opencode-ai/plugin`:
+`npm_config_offline`). `settle_config_folder` gives a HOME that install's result, as on a machine
+after OpenCode's first start.
 """
 
 from __future__ import annotations
@@ -57,6 +58,30 @@ def write_user_config(home: Path, model_base_url: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(user_config(model_base_url), indent=2) + "\n")
     return path
+
+
+def config_dependencies(binary: str) -> Path:
+    """Where `.ci/agent-cli.sh opencode` installs what OpenCode puts in its config folder at its
+    first start online: `config-deps/` in the folder the binary was installed into by npm."""
+    return Path(binary).parents[2] / "config-deps"
+
+
+def settle_config_folder(home: Path, binary: str) -> bool:
+    """Leave HOME's OpenCode config folder as OpenCode leaves it after its first run on a machine
+    online: a `package.json` naming `@opencode-ai/plugin` at OpenCode's version, and its
+    `node_modules` (a link to `config_dependencies`). Without it every run retries that install, which
+    fails offline, and when any plugin is present OpenCode waits for the attempt before its first
+    prompt: a cost a person pays once, never per session. False when nothing is installed there
+    (the runs then pay for the failing install, with or without Memoria)."""
+    deps = config_dependencies(binary)
+    if not (deps / "node_modules" / "@opencode-ai" / "plugin").is_dir():
+        return False
+    folder = config_file(home).parent
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("package.json", "package-lock.json"):
+        (folder / name).write_bytes((deps / name).read_bytes())
+    (folder / "node_modules").symlink_to(deps / "node_modules", target_is_directory=True)
+    return True
 
 
 def opencode_env(base: Mapping[str, str], home: Path) -> dict[str, str]:

@@ -38,6 +38,9 @@ class SessionCli:
     argv: Callable[[str, str], list[str]]
     """(binary, prompt): one headless session on the prompt."""
     timeout_s: float
+    settle_home: Callable[[Path, str], bool] = lambda home, binary: True
+    """(HOME, binary): what the CLI leaves in a HOME at its first start on a machine online, given
+    to both arms so neither times a once-per-machine cost; False when it could not be given."""
 
 
 def _claude_fake() -> tuple[RecordingApi, str]:
@@ -110,6 +113,8 @@ OPENCODE = SessionCli(
     environment=lambda base, home, binary, url: opencode.opencode_env(base, home),
     argv=opencode.opencode_argv,
     timeout_s=opencode.OPENCODE_TIMEOUT_S,
+    # its config folder's `@opencode-ai/plugin`, which it installs at first start
+    settle_home=opencode.settle_config_folder,
 )
 
 COPILOT = SessionCli(

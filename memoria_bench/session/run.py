@@ -193,9 +193,15 @@ async def _measure(
     client = _client_env(base, key, root / "hook.log")
     homes = {arm: root / arm.replace(" ", "-") for arm in (HOOKS, BARE)}
     envs = {arm: cli.environment(client, home, binary, model_url) for arm, home in homes.items()}
+    settled = True
     for home in homes.values():
         home.mkdir()
         cli.write_settings(home, model_url)
+        settled = cli.settle_home(home, binary) and settled
+    if not settled:
+        console.print(
+            f"note: {cli.label}'s first-start files are missing beside {binary}: both arms pay for them"
+        )
     install = list(memoria_command("hook", "install", "--agent", options.agent))
     # from the checkout, so `memoria` (and the hook command it writes) is this checkout's
     await _command(install, REPO_ROOT, envs[HOOKS], COMMAND_TIMEOUT_S)
