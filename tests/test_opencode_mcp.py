@@ -30,6 +30,7 @@ from memoria_bench.clis.opencode import (
     opencode_argv,
     opencode_binary,
     opencode_env,
+    settle_config_folder,
     write_user_config,
 )
 from memoria_bench.serve import served_api
@@ -107,6 +108,7 @@ async def test_opencode_calls_memorias_store_tool_and_the_memory_is_stored(tmp_p
     data_dir = tmp_path / "pgdata"
     fake = FakeOpenAIChatTools(lambda body: "Stored.", tool_script=script).start()
     config = write_user_config(home, fake.base_url)
+    settle_config_folder(home, opencode)  # as after OpenCode's first start online
     # the person asks before every tool: only Memoria's allow rule (--approve-tools) lets a headless
     # run call the store tool
     config.write_text(json.dumps({**json.loads(config.read_text()), "permission": {"*": "ask"}}, indent=2))
