@@ -1,7 +1,9 @@
 """What the real-CLI hook tests share (tests/test_claude_code_hooks.py, test_codex_cli.py,
 test_gemini_cli_hooks.py, test_qwen_code_hooks.py, test_opencode_hooks.py, test_copilot_cli_hooks.py):
 the project an agent runs in, a command run without stalling the served API, the key, the
-server's episodes, and bounded waits for what a capture hook sends or spools.
+server's episodes, bounded waits for what a capture hook sends or spools, and the two halves of
+every "server stopped" test: the same session with no hooks and with the server down, then the
+spooled exchange stored once when the server is back.
 
 Each test module keeps what is its agent's own: the fake model and its script, where the agent keeps
 its config, how it is started and how its requests carry Memoria's context. Every wait here ends at
@@ -14,7 +16,7 @@ import asyncio
 import os
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -47,6 +49,11 @@ class AgentProject:
     @property
     def namespace(self) -> str:
         return f"repo:{self.repo.name}"
+
+    @property
+    def server_env(self) -> dict[str, str]:
+        """`memoria serve`'s environment: this test's data folder."""
+        return {"MEMORIA_DATABASE__DATA_DIR": str(self.data_dir)}
 
     @property
     def state(self) -> Path:
@@ -113,7 +120,7 @@ def shown(run: subprocess.CompletedProcess[str], project: AgentProject) -> str:
 
 async def create_key(project: AgentProject, user: str) -> str:
     """`memoria keys create` for a new `user` of the project's server data."""
-    env = {**os.environ, "MEMORIA_DATABASE__DATA_DIR": str(project.data_dir), "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, **project.server_env, "HF_HUB_OFFLINE": "1"}
     created = await run(
         [MEMORIA, "keys", "create", "--user", user, "--create-user"], project.repo, env, MEMORIA_TIMEOUT_S
     )
@@ -184,19 +191,56 @@ async def wait_for_spool(project: AgentProject, text: str, limit_s: float) -> No
     raise AssertionError(f"the exchange is not in the spool after {limit_s} s\nhook log:\n{project.log()}")
 
 
-async def stored_once_after_restart(
+Session = Callable[[str, str], Awaitable[subprocess.CompletedProcess[str]]]
+"""One agent session against the server at (base URL, key)."""
+
+
+def screen(run: subprocess.CompletedProcess[str]) -> tuple[int, str, str]:
+    """What a person sees of a run."""
+    return run.returncode, run.stdout, run.stderr
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """The server's address and key, and the session run with Memoria's hooks and the server stopped."""
+
+    base: str
+    key: str
+    offline: subprocess.CompletedProcess[str]
+
+
+async def run_with_the_server_stopped(
     project: AgentProject,
-    server_env: dict[str, str],
-    base: str,
-    key: str,
-    prompt: str,
-    reply: str,
-    source: str,
+    user: str,
+    session: Session,
+    install: Callable[[str, str], Awaitable[object]],
+    shows: Callable[[subprocess.CompletedProcess[str]], object] = screen,
+) -> Stopped:
+    """`session` with no hooks (the baseline, the server up), then `install` and, with the server
+    stopped, `session` again: asserted to show the person what the baseline showed (`shows`: what of
+    a run a person sees)."""
+    async with served_api(project.server_env) as api:
+        base = api.base
+        key = await create_key(project, user)
+        baseline = await session(base, key)
+        assert baseline.returncode == 0, shown(baseline, project)
+        await install(base, key)
+    offline = await session(base, key)
+    assert shows(offline) == shows(baseline), (
+        "with Memoria's hooks and the server stopped, the output differs from none at all\n"
+        + shown(offline, project)
+    )
+    return Stopped(base, key, offline)
+
+
+async def stored_once_after_restart(
+    project: AgentProject, stopped: Stopped, prompt: str, reply: str, source: str
 ) -> None:
-    """With the server back on `base` (the address the installed hooks and the spooled batches name),
-    two `memoria capture flush` store the exchange that waited in the spool as exactly one episode of
+    """With the server back on the address the installed hooks and the spooled batches name, two
+    `memoria capture flush` store the exchange that waited in the spool as exactly one episode of
     `source`, and it leaves the spool."""
-    async with served_api(server_env, port=int(base.rsplit(":", 1)[1])) as api:
+    base, key = stopped.base, stopped.key
+    async with served_api(project.server_env, port=int(base.rsplit(":", 1)[1])) as api:
         assert api.base == base
         for _ in range(2):
             await memoria(project, base, key, "capture", "flush")

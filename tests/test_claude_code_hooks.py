@@ -34,6 +34,7 @@ from tests.real_cli import (
     git_repo,
     memoria,
     run,
+    run_with_the_server_stopped,
     shown,
     store_pinned,
     stored_once_after_restart,
@@ -140,7 +141,7 @@ async def test_session_start_context_and_a_captured_exchange_reach_the_next_sess
     tmp_path: Path, project: Project, fake_model: FakeAnthropic
 ) -> None:
     claude = await asyncio.to_thread(claude_binary)
-    async with served_api({"MEMORIA_DATABASE__DATA_DIR": str(project.data_dir)}) as api:
+    async with served_api(project.server_env) as api:
         key = await create_key(project, "cc")
         await store_pinned(api.base, key, project.namespace, PINNED_FACT)
         await _install_hooks(project, api.base, key)
@@ -177,28 +178,15 @@ async def test_with_the_server_stopped_claude_prints_nothing_extra_and_the_spool
     tmp_path: Path, project: Project, fake_model: FakeAnthropic
 ) -> None:
     claude = await asyncio.to_thread(claude_binary)
-    server_env = {"MEMORIA_DATABASE__DATA_DIR": str(project.data_dir)}
-    async with served_api(server_env) as api:
-        base = api.base
-        key = await create_key(project, "cc")
-        baseline = await _claude(claude, project, base, key, fake_model, OFFLINE_PROMPT)
-        assert baseline.returncode == 0, shown(baseline, project)
-        await _install_hooks(project, base, key)
-
-    # the server is stopped: the hooks find nothing at `base`
-    offline = await _claude(claude, project, base, key, fake_model, OFFLINE_PROMPT)
-    assert (offline.returncode, offline.stdout, offline.stderr) == (
-        baseline.returncode,
-        baseline.stdout,
-        baseline.stderr,
-    ), "with hooks and the server stopped, the output differs from no hooks at all\n" + shown(
-        offline, project
+    stopped = await run_with_the_server_stopped(
+        project,
+        "cc",
+        lambda base, key: _claude(claude, project, base, key, fake_model, OFFLINE_PROMPT),
+        lambda base, key: _install_hooks(project, base, key),
     )
     assert OFFLINE_REPLY in project.spool_text(), (
         f"the exchange is not in the spool\nhook log:\n{project.log()}"
     )
 
     # back on the same address, so the installed hooks (and the spooled batches) find it
-    await stored_once_after_restart(
-        project, server_env, base, key, OFFLINE_PROMPT, OFFLINE_REPLY, "claude-code"
-    )
+    await stored_once_after_restart(project, stopped, OFFLINE_PROMPT, OFFLINE_REPLY, "claude-code")

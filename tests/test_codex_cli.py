@@ -50,6 +50,7 @@ from tests.real_cli import (
     git_repo,
     memoria,
     run,
+    run_with_the_server_stopped,
     shown,
     store_pinned,
     stored_once_after_restart,
@@ -157,7 +158,7 @@ async def test_context_capture_recall_and_the_store_tool_across_codex_sessions(
 ) -> None:
     codex = await asyncio.to_thread(codex_binary)
     project.write_provider(fake_model)
-    async with served_api({"MEMORIA_DATABASE__DATA_DIR": str(project.data_dir)}) as api:
+    async with served_api(project.server_env) as api:
         key = await create_key(project, "cx")
         await store_pinned(api.base, key, project.namespace, PINNED_FACT)
         await _install_hooks(project, api.base, key)
@@ -224,27 +225,20 @@ async def test_with_the_server_stopped_codex_prints_nothing_extra_and_the_spool_
 ) -> None:
     codex = await asyncio.to_thread(codex_binary)
     project.write_provider(fake_model)
-    server_env = {"MEMORIA_DATABASE__DATA_DIR": str(project.data_dir)}
-    async with served_api(server_env) as api:
-        base = api.base
-        key = await create_key(project, "cx")
-        baseline = await _codex(codex, project, base, key, OFFLINE_PROMPT)
-        assert baseline.returncode == 0, shown(baseline, project)
-        await _install_hooks(project, base, key)
-
-    # the server is stopped: the hooks find nothing at `base`
-    offline = await _codex(codex, project, base, key, OFFLINE_PROMPT)
-    assert _screen(offline) == _screen(baseline), (
-        "with hooks and the server stopped, the output differs from no hooks at all\n"
-        + shown(offline, project)
+    stopped = await run_with_the_server_stopped(
+        project,
+        "cx",
+        lambda base, key: _codex(codex, project, base, key, OFFLINE_PROMPT),
+        lambda base, key: _install_hooks(project, base, key),
+        _screen,
     )
-    hook_lines = _HOOK_LINE.findall(offline.stderr)
+    hook_lines = _HOOK_LINE.findall(stopped.offline.stderr)
     assert ("Stop", " Completed") in hook_lines, "the hooks did not run (untrusted?)\n" + shown(
-        offline, project
+        stopped.offline, project
     )
     assert OFFLINE_REPLY in project.spool_text(), (
         f"the exchange is not in the spool\nhook log:\n{project.log()}"
     )
 
     # back on the same address, so the spooled batches find it
-    await stored_once_after_restart(project, server_env, base, key, OFFLINE_PROMPT, OFFLINE_REPLY, "codex")
+    await stored_once_after_restart(project, stopped, OFFLINE_PROMPT, OFFLINE_REPLY, "codex")

@@ -35,6 +35,7 @@ from tests.real_cli import (
     git_repo,
     memoria,
     run,
+    run_with_the_server_stopped,
     shown,
     store_pinned,
     stored_once_after_restart,
@@ -99,7 +100,7 @@ async def test_a_pinned_memory_reaches_the_first_request_copilot_cli_sends_the_m
     project: Project, fake_model: FakeOpenAIChat
 ) -> None:
     copilot = await asyncio.to_thread(copilot_binary)
-    async with served_api({"MEMORIA_DATABASE__DATA_DIR": str(project.data_dir)}) as api:
+    async with served_api(project.server_env) as api:
         key = await create_key(project, "copilot")
         await store_pinned(api.base, key, project.namespace, PINNED_FACT)
         await _install_hooks(project, api.base, key)
@@ -116,30 +117,21 @@ async def test_with_the_server_stopped_copilot_cli_prints_nothing_extra_and_the_
     project: Project, fake_model: FakeOpenAIChat
 ) -> None:
     copilot = await asyncio.to_thread(copilot_binary)
-    server_env = {"MEMORIA_DATABASE__DATA_DIR": str(project.data_dir)}
-    async with served_api(server_env) as api:
-        base = api.base
-        key = await create_key(project, "copilot")
-        baseline = await _copilot(copilot, project, base, key, fake_model)
-        assert baseline.returncode == 0, shown(baseline, project)
-        await _install_hooks(project, base, key)
-
-    # the server is stopped: the hooks meet a refused connection at `base`
-    offline = await _copilot(copilot, project, base, key, fake_model)
-    assert (offline.returncode, offline.stdout, offline.stderr) == (
-        baseline.returncode,
-        baseline.stdout,
-        baseline.stderr,
-    ), "with hooks and the server stopped, the output differs from no hooks at all\n" + shown(
-        offline, project
+    stopped = await run_with_the_server_stopped(
+        project,
+        "copilot",
+        lambda base, key: _copilot(copilot, project, base, key, fake_model),
+        lambda base, key: _install_hooks(project, base, key),
     )
     # the hooks did run, and said why they stayed silent where the person can look
-    assert project.hook_log.is_file() and project.hook_log.read_text().strip(), shown(offline, project)
+    assert project.hook_log.is_file() and project.hook_log.read_text().strip(), shown(
+        stopped.offline, project
+    )
     # capture found no server: the exchange waits in the spool
     await wait_for_spool(project, REPLY, SPOOL_WAIT_S)
 
     # back on the same address, so the installed hooks (and the spooled batch) find it
-    await stored_once_after_restart(project, server_env, base, key, PROMPT, REPLY, "copilot")
+    await stored_once_after_restart(project, stopped, PROMPT, REPLY, "copilot")
 
 
 FIRST_PROMPT = "Which port does the walrus gateway of wombat-4 listen on? It is in gateway.toml."
@@ -157,7 +149,7 @@ async def test_an_exchange_captured_at_agent_stop_reaches_the_next_copilot_sessi
     copilot = await asyncio.to_thread(copilot_binary)
     fake = FakeOpenAIChat(_answers).start()
     try:
-        async with served_api({"MEMORIA_DATABASE__DATA_DIR": str(project.data_dir)}) as api:
+        async with served_api(project.server_env) as api:
             key = await create_key(project, "copilot")
             await _install_hooks(project, api.base, key)
             env = copilot_env(project.client_env(api.base, key), project.home, copilot, fake.base_url)

@@ -46,6 +46,7 @@ from tests.real_cli import (
     git_repo,
     memoria,
     run,
+    run_with_the_server_stopped,
     shown,
     store_pinned,
     stored_once_after_restart,
@@ -146,7 +147,7 @@ async def test_session_start_context_and_a_captured_exchange_reach_the_next_gemi
     project: Project, fake_model: FakeGemini
 ) -> None:
     gemini = await asyncio.to_thread(gemini_binary)
-    async with served_api({"MEMORIA_DATABASE__DATA_DIR": str(project.data_dir)}) as api:
+    async with served_api(project.server_env) as api:
         key = await create_key(project, "gem")
         await store_pinned(api.base, key, project.namespace, PINNED_FACT)
         await _install_hooks(project, api.base, key)
@@ -182,26 +183,16 @@ async def test_with_the_server_stopped_gemini_prints_nothing_extra_and_the_spool
     project: Project, fake_model: FakeGemini
 ) -> None:
     gemini = await asyncio.to_thread(gemini_binary)
-    server_env = {"MEMORIA_DATABASE__DATA_DIR": str(project.data_dir)}
-    async with served_api(server_env) as api:
-        base = api.base
-        key = await create_key(project, "gem")
-        baseline = await _gemini(gemini, project, base, key, fake_model, OFFLINE_PROMPT)
-        assert baseline.returncode == 0, shown(baseline, project)
-        await _install_hooks(project, base, key)
-
-    # the server is stopped: the hooks find nothing at `base`
-    offline = await _gemini(gemini, project, base, key, fake_model, OFFLINE_PROMPT)
-    assert (offline.returncode, offline.stdout, without_noise(offline.stderr)) == (
-        baseline.returncode,
-        baseline.stdout,
-        without_noise(baseline.stderr),
-    ), "with hooks and the server stopped, the output differs from no hooks at all\n" + shown(
-        offline, project
+    stopped = await run_with_the_server_stopped(
+        project,
+        "gem",
+        lambda base, key: _gemini(gemini, project, base, key, fake_model, OFFLINE_PROMPT),
+        lambda base, key: _install_hooks(project, base, key),
+        lambda done: (done.returncode, done.stdout, without_noise(done.stderr)),
     )
     assert OFFLINE_REPLY in project.spool_text(), (
         f"the exchange is not in the spool\nhook log:\n{project.log()}"
     )
 
     # back on the same address, so the installed hooks (and the spooled batches) find it
-    await stored_once_after_restart(project, server_env, base, key, OFFLINE_PROMPT, OFFLINE_REPLY, "gemini")
+    await stored_once_after_restart(project, stopped, OFFLINE_PROMPT, OFFLINE_REPLY, "gemini")

@@ -43,6 +43,7 @@ from tests.real_cli import (
     git_repo,
     memoria,
     run,
+    run_with_the_server_stopped,
     shown,
     store_pinned,
     stored_once_after_restart,
@@ -131,7 +132,7 @@ async def test_a_pinned_memory_and_a_captured_exchange_reach_the_next_opencode_s
     project: Project, fake_model: FakeOpenAIChatTools
 ) -> None:
     opencode = await asyncio.to_thread(opencode_binary)
-    async with served_api({"MEMORIA_DATABASE__DATA_DIR": str(project.data_dir)}) as api:
+    async with served_api(project.server_env) as api:
         key = await create_key(project, "opencode")
         await store_pinned(api.base, key, project.namespace, PINNED_FACT)
         await _install_plugin(project, api.base, key)
@@ -165,24 +166,13 @@ async def test_with_the_server_stopped_opencode_prints_what_it_prints_without_th
     project: Project, fake_model: FakeOpenAIChatTools
 ) -> None:
     opencode = await asyncio.to_thread(opencode_binary)
-    server_env = {"MEMORIA_DATABASE__DATA_DIR": str(project.data_dir)}
-    async with served_api(server_env) as api:
-        base = api.base
-        key = await create_key(project, "opencode")
-        baseline = await _opencode(opencode, project, base, key, OFFLINE_PROMPT)
-        assert baseline.returncode == 0, shown(baseline, project)
-        await _install_plugin(project, base, key)
-
-    # the server is stopped: the plugin's hook client finds nothing at `base`
-    offline = await _opencode(opencode, project, base, key, OFFLINE_PROMPT)
-    assert (offline.returncode, offline.stdout, offline.stderr) == (
-        baseline.returncode,
-        baseline.stdout,
-        baseline.stderr,
-    ), "with the plugin and the server stopped, the output differs from no plugin at all\n" + shown(
-        offline, project
+    stopped = await run_with_the_server_stopped(
+        project,
+        "opencode",
+        lambda base, key: _opencode(opencode, project, base, key, OFFLINE_PROMPT),
+        lambda base, key: _install_plugin(project, base, key),
     )
     await wait_for_spool(project, OFFLINE_REPLY, CAPTURE_WAIT_S)
 
     # back on the same address, so the spooled batch finds it
-    await stored_once_after_restart(project, server_env, base, key, OFFLINE_PROMPT, OFFLINE_REPLY, "opencode")
+    await stored_once_after_restart(project, stopped, OFFLINE_PROMPT, OFFLINE_REPLY, "opencode")

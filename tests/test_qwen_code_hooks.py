@@ -43,6 +43,7 @@ from tests.real_cli import (
     git_repo,
     memoria,
     run,
+    run_with_the_server_stopped,
     shown,
     store_pinned,
     stored_once_after_restart,
@@ -110,7 +111,7 @@ async def test_a_pinned_memory_and_a_captured_exchange_reach_the_requests_qwen_c
     project: Project, fake_model: FakeOpenAIChat
 ) -> None:
     qwen = await asyncio.to_thread(qwen_binary)
-    async with served_api({"MEMORIA_DATABASE__DATA_DIR": str(project.data_dir)}) as api:
+    async with served_api(project.server_env) as api:
         key = await create_key(project, "qwen")
         await store_pinned(api.base, key, project.namespace, PINNED_FACT)
         await _install_hooks(project, api.base, key)
@@ -140,25 +141,14 @@ async def test_with_the_server_stopped_qwen_code_prints_nothing_extra_and_the_sp
     project: Project, fake_model: FakeOpenAIChat
 ) -> None:
     qwen = await asyncio.to_thread(qwen_binary)
-    server_env = {"MEMORIA_DATABASE__DATA_DIR": str(project.data_dir)}
-    async with served_api(server_env) as api:
-        base = api.base
-        key = await create_key(project, "qwen")
-        baseline = await _qwen(qwen, project, base, key, fake_model)
-        assert baseline.returncode == 0, shown(baseline, project)
-        await _install_hooks(project, base, key)
-
-    # the server is stopped: the hooks find nothing at `base`
-    offline = await _qwen(qwen, project, base, key, fake_model)
-    assert (offline.returncode, offline.stdout, offline.stderr) == (
-        baseline.returncode,
-        baseline.stdout,
-        baseline.stderr,
-    ), "with hooks and the server stopped, the output differs from no hooks at all\n" + shown(
-        offline, project
+    stopped = await run_with_the_server_stopped(
+        project,
+        "qwen",
+        lambda base, key: _qwen(qwen, project, base, key, fake_model),
+        lambda base, key: _install_hooks(project, base, key),
     )
     # inline capture found no server: the exchange waits in the spool
     assert REPLY in project.spool_text(), f"the exchange is not in the spool\nhook log:\n{project.log()}"
 
     # back on the same address, so the installed hooks (and the spooled batch) find it
-    await stored_once_after_restart(project, server_env, base, key, PROMPT, REPLY, "qwen")
+    await stored_once_after_restart(project, stopped, PROMPT, REPLY, "qwen")
