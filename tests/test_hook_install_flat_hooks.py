@@ -13,7 +13,8 @@ import pytest
 
 from app.hooks.agent_install import AgentConfigError
 from app.hooks.install import is_memoria_command
-from app.hooks.install_flat_hooks import FlatHooksHost, Scope
+from app.hooks.install_flat_hooks import FlatHooksHost
+from app.hooks.install_hook_file import Scope
 
 URL = "http://127.0.0.1:8080"
 
@@ -39,8 +40,8 @@ HOST = FlatHooksHost(
     label="Example",
     executable="example",
     subcommands={"start": "session-start", "prompt": "user-prompt-submit", "end": "capture"},
-    path=_path,
-    hook=_hook,
+    hooks_file=_path,
+    make_hook=_hook,
     is_memoria_entry=_is_ours,
     created_folders=(("hooks",), (".example",)),
     error=ExampleConfigError,

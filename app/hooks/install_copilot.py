@@ -33,7 +33,8 @@ from typing import Any
 from app.client.copilot_home import copilot_home
 from app.hooks.agent_install import AgentConfigError
 from app.hooks.install import CAPTURE_TIMEOUT_S, COMMAND_TIMEOUT_S, command_hook, is_memoria_command
-from app.hooks.install_flat_hooks import FlatHooksHost, Scope
+from app.hooks.install_flat_hooks import FlatHooksHost
+from app.hooks.install_hook_file import Scope
 
 AGENT = "copilot"
 SESSION_START = "sessionStart"
@@ -78,8 +79,8 @@ HOST = FlatHooksHost(
     label="GitHub Copilot CLI",
     executable="copilot",
     subcommands={SESSION_START: "session-start", PROMPT: "user-prompt-submit", TURN_END: "capture"},
-    path=hooks_path,
-    hook=copilot_hook,
+    hooks_file=hooks_path,
+    make_hook=copilot_hook,
     is_memoria_entry=is_memoria_entry,
     created_folders=(("hooks",), (".github", ".copilot")),
     error=CopilotConfigError,

@@ -33,7 +33,8 @@ from typing import Any
 
 from app.hooks.agent_install import AgentConfigError
 from app.hooks.install import COMMAND_TIMEOUT_S, command_hook, is_memoria_command
-from app.hooks.install_flat_hooks import FlatHooksHost, Scope
+from app.hooks.install_flat_hooks import FlatHooksHost
+from app.hooks.install_hook_file import Scope
 
 AGENT = "cursor"
 SESSION_START = "sessionStart"
@@ -83,8 +84,8 @@ HOST = FlatHooksHost(
     executable="cursor-agent",
     other_executables=("cursor",),
     subcommands={SESSION_START: "session-start"},
-    path=hooks_path,
-    hook=cursor_hook,
+    hooks_file=hooks_path,
+    make_hook=cursor_hook,
     is_memoria_entry=is_memoria_entry,
     created_folders=((FOLDER,),),
     error=CursorConfigError,

@@ -5,7 +5,9 @@ GitHub Copilot CLI (`app.hooks.install_copilot`) and Cursor (`app.hooks.install_
 from a JSON file of this shape: per event a plain list of hooks (no Claude-style groups), each hook
 one command. They differ in where the file is, their event names, the keys of a hook (Copilot's
 `bash` and `timeoutSec`, Cursor's `command` and `timeout`) and what to tell the person after an
-install: a `FlatHooksHost` holds those, and the editing is here once.
+install: a `FlatHooksHost` holds those, and the editing is here once (what an install request, an
+uninstall and `memoria status` do with it is `app.hooks.install_hook_file`'s, shared with the
+settings.json of Gemini CLI and Qwen Code).
 
 The promises are `app.hooks.agent_install`'s: only Memoria's hooks are touched (the host judges an
 entry on its parsed command, as Claude Code's installer does), a person's own hooks in the same file
@@ -22,60 +24,36 @@ import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from app.client.json_file import JsonFileError, read_object, render_edit, write_atomically
-from app.hooks.agent_install import AgentConfigError, AgentInstaller, InstallReport, InstallRequest
+from app.client.json_file import read_object, render_edit, write_atomically
+from app.hooks.install_hook_file import HookFileHost, Scope
 
-Scope = Literal["user", "project"]
 FORMAT_VERSION = 1
 
 
-@dataclass(frozen=True, slots=True)
-class FlatHooksHost:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FlatHooksHost(HookFileHost):
     """One host reading a flat hooks file: where, which events run which subcommand, the hook's shape."""
 
-    agent: str
-    """The host's name (`app.hooks.hosts`), which the hook command passes as `--agent`."""
-    label: str
-    executable: str
     subcommands: Mapping[str, str]
     """Per event Memoria installs on, in the order a session meets them: the hook client's
     subcommand it runs (`session-start`, `user-prompt-submit`, `capture`)."""
-    path: Callable[[Scope, Path, Path | None], Path]
+    hooks_file: Callable[[Scope, Path, Path | None], Path]
     """The hooks file for (scope, project folder, `--config-dir` or None)."""
-    hook: Callable[[str, str | None, str], dict[str, Any]]
+    make_hook: Callable[[str, str | None, str], dict[str, Any]]
     """The host's hook for (server URL, namespace or None, subcommand)."""
     is_memoria_entry: Callable[[Any], bool]
     """Whether an entry of the file is one of Memoria's hooks."""
     created_folders: tuple[tuple[str, ...], ...]
     """From the file's folder upward, the names each folder has when an install may have created it;
     an uninstall that removes the file removes these while they are empty."""
-    error: type[AgentConfigError]
-    other_executables: tuple[str, ...] = ()
-    notes: tuple[str, ...] = ()
-    """Told after every install."""
-    project_notes: tuple[str, ...] = ()
-    """Told after a project install."""
 
-    @property
-    def events(self) -> tuple[str, ...]:
-        return tuple(self.subcommands)
+    def path(self, scope: Scope, project_dir: Path, config_dir: Path | None = None) -> Path:
+        return self.hooks_file(scope, project_dir, config_dir)
 
-    def planned_hooks(
-        self,
-        url: str,
-        namespace: str | None,
-        *,
-        session_start: bool = True,
-        recall: bool = True,
-        capture: bool = True,
-    ) -> dict[str, dict[str, Any]]:
-        """Memoria's hook for each event to install (`namespace` None: per event, from its folder)."""
-        wanted = {"session-start": session_start, "user-prompt-submit": recall, "capture": capture}
-        return {
-            event: self.hook(url, namespace, sub) for event, sub in self.subcommands.items() if wanted[sub]
-        }
+    def hook(self, url: str, namespace: str | None, sub: str) -> dict[str, Any]:
+        return self.make_hook(url, namespace, sub)
 
     def installed(self, config: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
         """Memoria's hooks in a hooks file's object, per event (events without any left out)."""
@@ -156,51 +134,3 @@ class FlatHooksHost:
             except OSError:  # not empty: the host's own files, the person's
                 break
         return True
-
-    def install_hooks(self, request: InstallRequest) -> InstallReport:
-        """`memoria hook install --agent <agent>`."""
-        path = self.path(request.scope, request.project_dir, request.config_dir)
-        plan = self.planned_hooks(
-            request.url,
-            request.namespace,
-            session_start=request.session_start,
-            recall=request.recall,
-            capture=request.capture,
-        )
-        try:
-            changed = self.install(path, plan)
-        except JsonFileError as exc:
-            raise self.error(str(exc)) from exc
-        notes = [*self.notes, *(self.project_notes if request.scope == "project" else ())]
-        return InstallReport(changed=[path] if changed else [], events=list(plan), notes=notes)
-
-    def uninstall_hooks(self, request: InstallRequest) -> InstallReport:
-        """`memoria hook uninstall --agent <agent>`."""
-        path = self.path(request.scope, request.project_dir, request.config_dir)
-        try:
-            removed = self.uninstall(path)
-        except JsonFileError as exc:
-            raise self.error(str(exc)) from exc
-        return InstallReport(changed=[path] if removed else [])
-
-    def installed_events(self, config_dir: Path | None) -> tuple[Path, list[str]]:
-        """For `memoria status`: the user's hooks file (or the one in `config_dir`) and the events
-        Memoria's hooks are installed on there."""
-        path = self.path("user", Path.cwd(), config_dir)
-        try:
-            config, _ = read_object(path)
-        except JsonFileError as exc:
-            raise self.error(str(exc)) from exc
-        return path, list(self.installed(config))
-
-    def installer(self) -> AgentInstaller:
-        """This host's entry in `app.hooks.installers`."""
-        return AgentInstaller(
-            name=self.agent,
-            label=self.label,
-            executable=self.executable,
-            other_executables=self.other_executables,
-            install=self.install_hooks,
-            uninstall=self.uninstall_hooks,
-            installed=self.installed_events,
-        )
