@@ -16,7 +16,7 @@ import asyncio
 import os
 import subprocess
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -248,15 +248,3 @@ async def stored_once_after_restart(
         assert len(stored) == 1, f"{stored}\nhook log:\n{project.log()}"
         assert (prompt in stored[0]["content"], stored[0]["source"]) == (True, source), stored[0]
         assert reply not in project.spool_text(), "the flushed exchange is still in the spool"
-
-
-def texts(value: Any) -> Iterator[str]:
-    """Every string inside a JSON value (a request body's messages: content blocks, reminders …)."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, list):
-        for item in value:
-            yield from texts(item)
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from texts(item)

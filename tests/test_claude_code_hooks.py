@@ -27,6 +27,7 @@ import pytest
 
 from memoria_bench.clis.anthropic_api import FakeAnthropic, Reply, Text, ToolUse
 from memoria_bench.clis.claude import CLAUDE_TIMEOUT_S, claude_binary, claude_env
+from memoria_bench.clis.model_api import texts
 from memoria_bench.serve import served_api
 from tests.real_cli import (
     AgentProject,
@@ -38,7 +39,6 @@ from tests.real_cli import (
     shown,
     store_pinned,
     stored_once_after_restart,
-    texts,
     wait_for_episode,
 )
 

@@ -41,6 +41,7 @@ from memoria_bench.clis.codex import (
     codex_home,
     write_provider,
 )
+from memoria_bench.clis.model_api import texts
 from memoria_bench.clis.responses_api import FakeResponses, FunctionCall, Reply, Text
 from memoria_bench.serve import served_api
 from tests.real_cli import (
@@ -54,7 +55,6 @@ from tests.real_cli import (
     shown,
     store_pinned,
     stored_once_after_restart,
-    texts,
 )
 
 pytestmark = pytest.mark.e2e
