@@ -56,6 +56,13 @@ def codex_script(body: dict[str, Any]) -> CodexReply:
     return CodexText(CODEX_REPLY if CODEX_PROMPT in asked else "Done.")
 
 
+async def _closed_stdin(
+    argv: list[str], cwd: Path, env: dict[str, str], limit_s: float
+) -> subprocess.CompletedProcess[str]:
+    """`run` with stdin on /dev/null, so neither agent reads or waits on the test's own stdin."""
+    return await run(argv, cwd, env, limit_s, stdin=subprocess.DEVNULL)
+
+
 async def test_what_one_agent_captured_is_recalled_by_the_other_both_ways(project: Project) -> None:
     claude, codex = await asyncio.gather(asyncio.to_thread(claude_binary), asyncio.to_thread(codex_binary))
     claude_model = FakeAnthropic(claude_script).start()
@@ -74,31 +81,21 @@ async def test_what_one_agent_captured_is_recalled_by_the_other_both_ways(projec
                 "DISABLE_ERROR_REPORTING": "1",
                 "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             }
-            installed = await run(
-                [MEMORIA, "hook", "install", "--agent", "all"],
-                project.repo,
-                env,
-                120,
-                stdin=subprocess.DEVNULL,
+            installed = await _closed_stdin(
+                [MEMORIA, "hook", "install", "--agent", "all"], project.repo, env, 120
             )
             assert installed.returncode == 0, installed.stderr
             assert "Codex CLI: installed" in installed.stderr, installed.stderr
             assert (project.home / ".claude" / "settings.json").is_file(), installed.stderr
 
-            first = await run(
-                [claude, "-p", CLAUDE_PROMPT],
-                project.repo,
-                claude_env,
-                CLAUDE_TIMEOUT_S,
-                stdin=subprocess.DEVNULL,
+            first = await _closed_stdin(
+                [claude, "-p", CLAUDE_PROMPT], project.repo, claude_env, CLAUDE_TIMEOUT_S
             )
             assert CLAUDE_REPLY in first.stdout, shown(first, project)
             sources = {e["source"] for e in await episodes(api.base, key, project.namespace)}
             assert sources == {"claude-code"}, shown(first, project)
 
-            second = await run(
-                [codex, "exec", CODEX_PROMPT], project.repo, env, CODEX_TIMEOUT_S, stdin=subprocess.DEVNULL
-            )
+            second = await _closed_stdin([codex, "exec", CODEX_PROMPT], project.repo, env, CODEX_TIMEOUT_S)
             asked = [b for b in codex_model.responses() if CODEX_PROMPT in json.dumps(b.get("input", []))]
             assert asked, shown(second, project)
             assert CLAUDE_REPLY in memoria_context(asked[0], PROMPT_HEADER), (
@@ -109,12 +106,8 @@ async def test_what_one_agent_captured_is_recalled_by_the_other_both_ways(projec
             ]
             assert [e["source"] for e in captured] == ["codex"], shown(second, project)
 
-            third = await run(
-                [claude, "-p", LAST_PROMPT],
-                project.repo,
-                claude_env,
-                CLAUDE_TIMEOUT_S,
-                stdin=subprocess.DEVNULL,
+            third = await _closed_stdin(
+                [claude, "-p", LAST_PROMPT], project.repo, claude_env, CLAUDE_TIMEOUT_S
             )
             asked_claude = [
                 b for b in claude_model.messages() if LAST_PROMPT in json.dumps(b.get("messages", []))
