@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import subprocess
 from collections.abc import Iterator
@@ -34,7 +33,6 @@ from typing import Any
 import httpx
 import pytest
 
-import memoria_bench.serve as serve_module
 from memoria_bench.clis.codex import (
     CODEX_TIMEOUT_S,
     codex_argv,
@@ -43,9 +41,21 @@ from memoria_bench.clis.codex import (
     codex_home,
     write_provider,
 )
+from memoria_bench.clis.model_api import texts
 from memoria_bench.clis.responses_api import FakeResponses, FunctionCall, Reply, Text
 from memoria_bench.serve import served_api
-from tests.test_claude_code_mcp import MEMORIA
+from tests.real_cli import (
+    AgentProject,
+    create_key,
+    episodes,
+    git_repo,
+    memoria,
+    run,
+    run_with_the_server_stopped,
+    shown,
+    store_pinned,
+    stored_once_after_restart,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -88,39 +98,18 @@ def fake_model() -> Iterator[FakeResponses]:
 
 
 @dataclass
-class Project:
-    """A git repository, a HOME (with Codex's config folder) and a hook log for one test."""
+class Project(AgentProject):
+    """The test's repository and HOME, with Codex's config folder; Codex's variables of the test's
+    environment (and Claude Code's) left out."""
 
-    repo: Path
-    home: Path
-    hook_log: Path
-    data_dir: Path
-
-    @property
-    def namespace(self) -> str:
-        return f"repo:{self.repo.name}"
+    DROPPED_ENV = ("MEMORIA_", "OPENAI_", "CODEX", "XDG_", "CLAUDE")
 
     @property
     def codex_home(self) -> Path:
         return codex_home(self.home)
 
-    @property
-    def state(self) -> Path:
-        return self.home / ".local" / "state" / "memoria"
-
     def client_env(self, base: str, key: str) -> dict[str, str]:
-        keep = {
-            k: v
-            for k, v in os.environ.items()
-            if not k.startswith(("MEMORIA_", "OPENAI_", "CODEX", "XDG_", "CLAUDE"))
-        }
-        return keep | {
-            "HOME": str(self.home),
-            "CODEX_HOME": str(self.codex_home),
-            "MEMORIA_CLIENT__URL": base,
-            "MEMORIA_CLIENT__API_KEY": key,
-            "MEMORIA_CLIENT__HOOK_LOG": str(self.hook_log),
-        }
+        return super().client_env(base, key) | {"CODEX_HOME": str(self.codex_home)}
 
     def codex_env(self, base: str, key: str) -> dict[str, str]:
         env = self.client_env(base, key) | {"MEMORIA_CLIENT__CAPTURE_FLUSH": "inline"}
@@ -130,108 +119,38 @@ class Project:
         """The person's own Codex settings: the fake model as a custom provider, telemetry off."""
         write_provider(self.home, fake.url)
 
-    def log(self) -> str:
-        return self.hook_log.read_text()[-4000:] if self.hook_log.is_file() else "(no hook log)"
-
 
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
-    repo = tmp_path / "quokka-9"
-    repo.mkdir()
-    subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=30)
-    (repo / "gateway.toml").write_text("[walrus]\nport = 7341\n")
     home = tmp_path / "home"
     home.mkdir()
-    return Project(repo, home, tmp_path / "hook.log", tmp_path / "pgdata")
-
-
-async def run_command(
-    argv: list[str], cwd: Path, env: dict[str, str], limit_s: float
-) -> subprocess.CompletedProcess[str]:
-    """Run a command in a worker thread, so the server's output keeps being read meanwhile."""
-    return await asyncio.to_thread(
-        subprocess.run,
-        argv,
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=limit_s,
-        check=False,
-    )
-
-
-def shown(run: subprocess.CompletedProcess[str], project: Project) -> str:
-    return (
-        f"exit {run.returncode}\nstdout:\n{run.stdout[-3000:]}\nstderr:\n{run.stderr[-3000:]}\n"
-        f"hook log:\n{project.log()}"
-    )
-
-
-async def create_key(project: Project) -> str:
-    env = {**os.environ, "MEMORIA_DATABASE__DATA_DIR": str(project.data_dir), "HF_HUB_OFFLINE": "1"}
-    created = await run_command(
-        [MEMORIA, "keys", "create", "--user", "cx", "--create-user"], project.repo, env, 120
-    )
-    assert created.returncode == 0, created.stderr
-    return created.stdout.strip()
+    return Project(git_repo(tmp_path / "quokka-9"), home, tmp_path / "hook.log", tmp_path / "pgdata")
 
 
 async def _install_hooks(project: Project, base: str, key: str) -> None:
     """`memoria hook install --agent codex` (user scope: the namespace is worked out per event)."""
-    installed = await run_command(
-        [MEMORIA, "hook", "install", "--agent", "codex"], project.repo, project.client_env(base, key), 120
-    )
-    assert installed.returncode == 0, f"{installed.stdout}\n{installed.stderr}"
+    await memoria(project, base, key, "hook", "install", "--agent", "codex")
 
 
 async def _codex(
     codex: str, project: Project, base: str, key: str, prompt: str
 ) -> subprocess.CompletedProcess[str]:
-    return await run_command(
+    return await run(
         codex_argv(codex, prompt),
         project.repo,
         project.codex_env(base, key),
         CODEX_TIMEOUT_S,
+        stdin=subprocess.DEVNULL,
     )
-
-
-def _texts(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, list):
-        for item in value:
-            yield from _texts(item)
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _texts(item)
 
 
 def memoria_context(body: dict[str, Any], header: str) -> str:
     """The Memoria context in the request's input that starts with `header` ("" when none)."""
-    return "\n".join(text for text in _texts(body.get("input", [])) if text.startswith(header))
+    return "\n".join(text for text in texts(body.get("input", [])) if text.startswith(header))
 
 
 def _asked(fake: FakeResponses, prompt: str, since: int = 0) -> list[dict[str, Any]]:
     return [body for body in fake.responses()[since:] if prompt in json.dumps(body.get("input", []))]
-
-
-async def list_episodes(base: str, key: str, namespace: str) -> list[dict[str, Any]]:
-    async with httpx.AsyncClient(base_url=base, timeout=30) as http:
-        page = await http.get(
-            "/v1/memories",
-            params={"namespace": namespace, "kind": "episode", "limit": 100},
-            headers={"Authorization": f"Bearer {key}"},
-        )
-    assert page.status_code == 200, page.text
-    items: list[dict[str, Any]] = page.json()["items"]
-    return items
-
-
-def _spool_text(project: Project) -> str:
-    spool = project.state / "spool.json"
-    return spool.read_text() if spool.is_file() else ""
 
 
 async def test_context_capture_recall_and_the_store_tool_across_codex_sessions(
@@ -239,15 +158,9 @@ async def test_context_capture_recall_and_the_store_tool_across_codex_sessions(
 ) -> None:
     codex = await asyncio.to_thread(codex_binary)
     project.write_provider(fake_model)
-    async with served_api({"MEMORIA_DATABASE__DATA_DIR": str(project.data_dir)}) as api:
-        key = await create_key(project)
-        async with httpx.AsyncClient(base_url=api.base, timeout=60) as http:
-            stored = await http.post(
-                "/v1/memories",
-                json={"content": PINNED_FACT, "namespace": project.namespace, "pinned": True},
-                headers={"Authorization": f"Bearer {key}"},
-            )
-        assert stored.status_code == 201, stored.text
+    async with served_api(project.server_env) as api:
+        key = await create_key(project, "cx")
+        await store_pinned(api.base, key, project.namespace, PINNED_FACT)
         await _install_hooks(project, api.base, key)
 
         first = await _codex(codex, project, api.base, key, FIRST_PROMPT)
@@ -259,12 +172,12 @@ async def test_context_capture_recall_and_the_store_tool_across_codex_sessions(
         assert FIRST_REPLY in first.stdout and first.returncode == 0, shown(first, project)
 
         # captured at Stop (inline flush): there before the next session starts
-        episodes = [
-            e for e in await list_episodes(api.base, key, project.namespace) if FIRST_REPLY in e["content"]
+        captured = [
+            e for e in await episodes(api.base, key, project.namespace) if FIRST_REPLY in e["content"]
         ]
-        assert len(episodes) == 1, f"{episodes}\nspool: {_spool_text(project)}\n{shown(first, project)}"
-        assert FIRST_PROMPT in episodes[0]["content"]
-        assert (episodes[0]["source"], episodes[0]["tags"]) == ("codex", ["codex"])
+        assert len(captured) == 1, f"{captured}\nspool: {project.spool_text()}\n{shown(first, project)}"
+        assert FIRST_PROMPT in captured[0]["content"]
+        assert (captured[0]["source"], captured[0]["tags"]) == ("codex", ["codex"])
 
         before = len(fake_model.responses())
         second = await _codex(codex, project, api.base, key, SECOND_PROMPT)
@@ -278,13 +191,7 @@ async def test_context_capture_recall_and_the_store_tool_across_codex_sessions(
         )
         assert second.returncode == 0, shown(second, project)
 
-        mcp = await run_command(
-            [MEMORIA, "mcp", "install", "--agent", "codex", "--approve-tools"],
-            project.repo,
-            project.client_env(api.base, key),
-            120,
-        )
-        assert mcp.returncode == 0, f"{mcp.stdout}\n{mcp.stderr}"
+        await memoria(project, api.base, key, "mcp", "install", "--agent", "codex", "--approve-tools")
         before = len(fake_model.responses())
         third = await _codex(codex, project, api.base, key, STORE_PROMPT)
         results = [
@@ -314,47 +221,24 @@ def _screen(run: subprocess.CompletedProcess[str]) -> tuple[int, str, str]:
 
 
 async def test_with_the_server_stopped_codex_prints_nothing_extra_and_the_spool_is_stored_once_later(
-    project: Project, fake_model: FakeResponses, monkeypatch: pytest.MonkeyPatch
+    project: Project, fake_model: FakeResponses
 ) -> None:
     codex = await asyncio.to_thread(codex_binary)
     project.write_provider(fake_model)
-    server_env = {"MEMORIA_DATABASE__DATA_DIR": str(project.data_dir)}
-    async with served_api(server_env) as api:
-        base = api.base
-        key = await create_key(project)
-        baseline = await _codex(codex, project, base, key, OFFLINE_PROMPT)
-        assert baseline.returncode == 0, shown(baseline, project)
-        await _install_hooks(project, base, key)
-
-    # the server is stopped: the hooks find nothing at `base`
-    offline = await _codex(codex, project, base, key, OFFLINE_PROMPT)
-    assert _screen(offline) == _screen(baseline), (
-        "with hooks and the server stopped, the output differs from no hooks at all\n"
-        + shown(offline, project)
+    stopped = await run_with_the_server_stopped(
+        project,
+        "cx",
+        lambda base, key: _codex(codex, project, base, key, OFFLINE_PROMPT),
+        lambda base, key: _install_hooks(project, base, key),
+        _screen,
     )
-    hook_lines = _HOOK_LINE.findall(offline.stderr)
+    hook_lines = _HOOK_LINE.findall(stopped.offline.stderr)
     assert ("Stop", " Completed") in hook_lines, "the hooks did not run (untrusted?)\n" + shown(
-        offline, project
+        stopped.offline, project
     )
-    assert OFFLINE_REPLY in _spool_text(project), (
+    assert OFFLINE_REPLY in project.spool_text(), (
         f"the exchange is not in the spool\nhook log:\n{project.log()}"
     )
 
     # back on the same address, so the spooled batches find it
-    port = int(base.rsplit(":", 1)[1])
-    monkeypatch.setattr(serve_module, "free_port", lambda: port)
-    async with served_api(server_env) as api:
-        assert api.base == base
-        env = project.client_env(base, key)
-        flushed = await run_command([MEMORIA, "capture", "flush"], project.repo, env, 120)
-        assert flushed.returncode == 0, shown(flushed, project)
-        again = await run_command([MEMORIA, "capture", "flush"], project.repo, env, 120)
-        assert again.returncode == 0, shown(again, project)
-        episodes = [
-            item
-            for item in await list_episodes(base, key, project.namespace)
-            if OFFLINE_REPLY in item["content"]
-        ]
-        assert len(episodes) == 1, f"{episodes}\nhook log:\n{project.log()}"
-        assert (episodes[0]["source"], OFFLINE_PROMPT in episodes[0]["content"]) == ("codex", True)
-        assert OFFLINE_REPLY not in _spool_text(project), "the flushed exchange is still in the spool"
+    await stored_once_after_restart(project, stopped, OFFLINE_PROMPT, OFFLINE_REPLY, "codex")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -29,18 +30,10 @@ from memoria_bench.clis.responses_api import FakeResponses
 from memoria_bench.clis.responses_api import Reply as CodexReply
 from memoria_bench.clis.responses_api import Text as CodexText
 from memoria_bench.serve import served_api
+from tests.real_cli import create_key, episodes, run, shown
 from tests.test_claude_code_hooks import hook_context
 from tests.test_claude_code_mcp import MEMORIA
-from tests.test_codex_cli import (
-    PROMPT_HEADER,
-    Project,
-    create_key,
-    list_episodes,
-    memoria_context,
-    project,
-    run_command,
-    shown,
-)
+from tests.test_codex_cli import PROMPT_HEADER, Project, memoria_context, project
 
 __all__ = ["project"]  # the fixture of tests/test_codex_cli.py, used here
 
@@ -63,6 +56,13 @@ def codex_script(body: dict[str, Any]) -> CodexReply:
     return CodexText(CODEX_REPLY if CODEX_PROMPT in asked else "Done.")
 
 
+async def _closed_stdin(
+    argv: list[str], cwd: Path, env: dict[str, str], limit_s: float
+) -> subprocess.CompletedProcess[str]:
+    """`run` with stdin on /dev/null, so neither agent reads or waits on the test's own stdin."""
+    return await run(argv, cwd, env, limit_s, stdin=subprocess.DEVNULL)
+
+
 async def test_what_one_agent_captured_is_recalled_by_the_other_both_ways(project: Project) -> None:
     claude, codex = await asyncio.gather(asyncio.to_thread(claude_binary), asyncio.to_thread(codex_binary))
     claude_model = FakeAnthropic(claude_script).start()
@@ -70,7 +70,7 @@ async def test_what_one_agent_captured_is_recalled_by_the_other_both_ways(projec
     try:
         project.write_provider(codex_model)
         async with served_api({"MEMORIA_DATABASE__DATA_DIR": str(project.data_dir)}) as api:
-            key = await create_key(project)
+            key = await create_key(project, "cx")
             env = project.codex_env(api.base, key)
             env["PATH"] = os.pathsep.join([str(Path(claude).parent), str(Path(codex).parent), env["PATH"]])
             claude_env = env | {
@@ -81,34 +81,34 @@ async def test_what_one_agent_captured_is_recalled_by_the_other_both_ways(projec
                 "DISABLE_ERROR_REPORTING": "1",
                 "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             }
-            installed = await run_command(
+            installed = await _closed_stdin(
                 [MEMORIA, "hook", "install", "--agent", "all"], project.repo, env, 120
             )
             assert installed.returncode == 0, installed.stderr
             assert "Codex CLI: installed" in installed.stderr, installed.stderr
             assert (project.home / ".claude" / "settings.json").is_file(), installed.stderr
 
-            first = await run_command(
+            first = await _closed_stdin(
                 [claude, "-p", CLAUDE_PROMPT], project.repo, claude_env, CLAUDE_TIMEOUT_S
             )
             assert CLAUDE_REPLY in first.stdout, shown(first, project)
-            sources = {e["source"] for e in await list_episodes(api.base, key, project.namespace)}
+            sources = {e["source"] for e in await episodes(api.base, key, project.namespace)}
             assert sources == {"claude-code"}, shown(first, project)
 
-            second = await run_command([codex, "exec", CODEX_PROMPT], project.repo, env, CODEX_TIMEOUT_S)
+            second = await _closed_stdin([codex, "exec", CODEX_PROMPT], project.repo, env, CODEX_TIMEOUT_S)
             asked = [b for b in codex_model.responses() if CODEX_PROMPT in json.dumps(b.get("input", []))]
             assert asked, shown(second, project)
             assert CLAUDE_REPLY in memoria_context(asked[0], PROMPT_HEADER), (
                 "Claude Code's exchange did not reach Codex's prompt\n" + shown(second, project)
             )
             captured = [
-                e
-                for e in await list_episodes(api.base, key, project.namespace)
-                if CODEX_REPLY in e["content"]
+                e for e in await episodes(api.base, key, project.namespace) if CODEX_REPLY in e["content"]
             ]
             assert [e["source"] for e in captured] == ["codex"], shown(second, project)
 
-            third = await run_command([claude, "-p", LAST_PROMPT], project.repo, claude_env, CLAUDE_TIMEOUT_S)
+            third = await _closed_stdin(
+                [claude, "-p", LAST_PROMPT], project.repo, claude_env, CLAUDE_TIMEOUT_S
+            )
             asked_claude = [
                 b for b in claude_model.messages() if LAST_PROMPT in json.dumps(b.get("messages", []))
             ]

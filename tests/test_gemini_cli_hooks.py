@@ -20,19 +20,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import subprocess
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
-import memoria_bench.serve as serve_module
 from memoria_bench.clis.gemini import (
     GEMINI_TIMEOUT_S,
     USER_SETTINGS,
@@ -43,8 +39,19 @@ from memoria_bench.clis.gemini import (
     write_user_settings,
 )
 from memoria_bench.clis.gemini_api import FakeGemini, FunctionCall, Reply, Text
-from memoria_bench.serve import ServedApi, served_api
-from tests.test_claude_code_mcp import MEMORIA
+from memoria_bench.serve import served_api
+from tests.real_cli import (
+    AgentProject,
+    create_key,
+    git_repo,
+    memoria,
+    run,
+    run_with_the_server_stopped,
+    shown,
+    store_pinned,
+    stored_once_after_restart,
+    wait_for_episode,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -79,86 +86,30 @@ def fake_model() -> Iterator[FakeGemini]:
 
 
 @dataclass
-class Project:
-    """A git repository, a HOME (with the person's Gemini CLI settings) and a client state folder."""
-
-    repo: Path
-    home: Path
-    state: Path
-    hook_log: Path
-    data_dir: Path
-
-    @property
-    def namespace(self) -> str:
-        return f"repo:{self.repo.name}"
+class Project(AgentProject):
+    """The test's repository and a HOME with the person's Gemini CLI settings."""
 
     @property
     def settings(self) -> Path:
         return self.home / ".gemini" / "settings.json"
 
-    def client_env(self, base: str, key: str) -> dict[str, str]:
-        keep = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORIA_", "XDG_"))}
-        return keep | {
-            "HOME": str(self.home),
-            "MEMORIA_CLIENT__URL": base,
-            "MEMORIA_CLIENT__API_KEY": key,
-            "MEMORIA_CLIENT__HOOK_LOG": str(self.hook_log),
-        }
-
     def gemini_env(self, base: str, key: str, fake: FakeGemini) -> dict[str, str]:
         env = self.client_env(base, key) | {"MEMORIA_CLIENT__CAPTURE_FLUSH": "inline"}
         return gemini_env(env, self.home, fake.url)
 
-    def log(self) -> str:
-        return self.hook_log.read_text()[-4000:] if self.hook_log.is_file() else "(no hook log)"
-
 
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
-    repo = tmp_path / "quokka-9"
-    repo.mkdir()
-    subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=30)
-    (repo / "gateway.toml").write_text("[walrus]\nport = 7341\n")
     home = tmp_path / "home"
     write_user_settings(home)
-    state = home / ".local" / "state" / "memoria"
-    return Project(repo, home, state, tmp_path / "hook.log", tmp_path / "pgdata")
-
-
-async def _run(
-    argv: list[str], cwd: Path, env: dict[str, str], limit_s: float
-) -> subprocess.CompletedProcess[str]:
-    """Run a command in a worker thread, so the server's output keeps being read meanwhile."""
-    return await asyncio.to_thread(
-        subprocess.run, argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=limit_s, check=False
-    )
-
-
-def _shown(run: subprocess.CompletedProcess[str], project: Project) -> str:
-    return (
-        f"exit {run.returncode}\nstdout:\n{run.stdout[-3000:]}\nstderr:\n{run.stderr[-3000:]}\n"
-        f"hook log:\n{project.log()}"
-    )
-
-
-async def _create_key(project: Project) -> str:
-    env = {**os.environ, "MEMORIA_DATABASE__DATA_DIR": str(project.data_dir), "HF_HUB_OFFLINE": "1"}
-    created = await _run(
-        [MEMORIA, "keys", "create", "--user", "gem", "--create-user"], project.repo, env, 120
-    )
-    assert created.returncode == 0, created.stderr
-    return created.stdout.strip()
+    return Project(git_repo(tmp_path / "quokka-9"), home, tmp_path / "hook.log", tmp_path / "pgdata")
 
 
 async def _install_hooks(project: Project, base: str, key: str) -> None:
     """`memoria hook install --agent gemini` into the person's own ~/.gemini/settings.json."""
-    installed = await _run(
-        [MEMORIA, "hook", "install", "--agent", "gemini", "--namespace", project.namespace],
-        project.repo,
-        project.client_env(base, key),
-        120,
+    await memoria(
+        project, base, key, "hook", "install", "--agent", "gemini", "--namespace", project.namespace
     )
-    assert installed.returncode == 0, f"{installed.stdout}\n{installed.stderr}"
     settings: dict[str, Any] = json.loads(project.settings.read_text())
     assert set(settings.get("hooks", {})) >= HOOK_EVENTS, json.dumps(settings, indent=1)
     assert {k: v for k, v in settings.items() if k != "hooks"} == USER_SETTINGS
@@ -167,7 +118,7 @@ async def _install_hooks(project: Project, base: str, key: str) -> None:
 async def _gemini(
     gemini: str, project: Project, base: str, key: str, fake: FakeGemini, prompt: str
 ) -> subprocess.CompletedProcess[str]:
-    return await _run(
+    return await run(
         gemini_argv(gemini, prompt), project.repo, project.gemini_env(base, key, fake), GEMINI_TIMEOUT_S
     )
 
@@ -192,68 +143,25 @@ def _asked(fake: FakeGemini, prompt: str, since: int = 0) -> list[dict[str, Any]
     return [body for body in fake.generations()[since:] if prompt in json.dumps(body.get("contents", []))]
 
 
-async def _episodes(base: str, key: str, namespace: str) -> list[dict[str, Any]]:
-    async with httpx.AsyncClient(base_url=base, timeout=30) as http:
-        page = await http.get(
-            "/v1/memories",
-            params={"namespace": namespace, "kind": "episode", "limit": 100},
-            headers={"Authorization": f"Bearer {key}"},
-        )
-    assert page.status_code == 200, page.text
-    items: list[dict[str, Any]] = page.json()["items"]
-    return items
-
-
-async def _wait_for_episode(base: str, key: str, project: Project, text: str) -> dict[str, Any]:
-    """The episode holding `text`, waited for at most CAPTURE_WAIT_S."""
-    deadline = time.monotonic() + CAPTURE_WAIT_S
-    seen: list[dict[str, Any]] = []
-    while time.monotonic() < deadline:
-        seen = await _episodes(base, key, project.namespace)
-        matching = [item for item in seen if text in item["content"]]
-        if matching:
-            return matching[0]
-        await asyncio.sleep(0.5)
-    raise AssertionError(
-        f"no episode with {text!r} after {CAPTURE_WAIT_S} s; episodes: {[i['content'][:200] for i in seen]}"
-        f"\nspool: {_spool_text(project)}\nhook log:\n{project.log()}"
-    )
-
-
-def _spool_text(project: Project) -> str:
-    spool = project.state / "spool.json"
-    return spool.read_text() if spool.is_file() else ""
-
-
-async def _store_pinned(api: ServedApi, key: str, project: Project) -> None:
-    async with httpx.AsyncClient(base_url=api.base, timeout=60) as http:
-        stored = await http.post(
-            "/v1/memories",
-            json={"content": PINNED_FACT, "namespace": project.namespace, "pinned": True},
-            headers={"Authorization": f"Bearer {key}"},
-        )
-    assert stored.status_code == 201, stored.text
-
-
 async def test_session_start_context_and_a_captured_exchange_reach_the_next_gemini_session(
     project: Project, fake_model: FakeGemini
 ) -> None:
     gemini = await asyncio.to_thread(gemini_binary)
-    async with served_api({"MEMORIA_DATABASE__DATA_DIR": str(project.data_dir)}) as api:
-        key = await _create_key(project)
-        await _store_pinned(api, key, project)
+    async with served_api(project.server_env) as api:
+        key = await create_key(project, "gem")
+        await store_pinned(api.base, key, project.namespace, PINNED_FACT)
         await _install_hooks(project, api.base, key)
 
         first = await _gemini(gemini, project, api.base, key, fake_model, FIRST_PROMPT)
         asked = _asked(fake_model, FIRST_PROMPT)
-        assert asked, f"the first session never asked the model\n{_shown(first, project)}"
+        assert asked, f"the first session never asked the model\n{shown(first, project)}"
         started, _ = hook_contexts(asked[0], FIRST_PROMPT)
         assert PINNED_FACT in started, (
-            f"SessionStart did not bring the pinned memory to the first request\n{_shown(first, project)}"
+            f"SessionStart did not bring the pinned memory to the first request\n{shown(first, project)}"
         )
-        assert (first.returncode, first.stdout.strip()) == (0, FIRST_REPLY), _shown(first, project)
+        assert (first.returncode, first.stdout.strip()) == (0, FIRST_REPLY), shown(first, project)
 
-        episode = await _wait_for_episode(api.base, key, project, FIRST_REPLY)
+        episode = await wait_for_episode(api.base, key, project, FIRST_REPLY, CAPTURE_WAIT_S)
         assert FIRST_PROMPT in episode["content"]
         assert PINNED_FACT not in episode["content"], "the injected context was captured as the prompt"
         assert (episode["kind"], episode["source"]) == ("episode", "gemini")
@@ -261,54 +169,30 @@ async def test_session_start_context_and_a_captured_exchange_reach_the_next_gemi
         before = len(fake_model.generations())
         second = await _gemini(gemini, project, api.base, key, fake_model, SECOND_PROMPT)
         asked_then = _asked(fake_model, SECOND_PROMPT, before)
-        assert asked_then, f"the second session never asked the model\n{_shown(second, project)}"
+        assert asked_then, f"the second session never asked the model\n{shown(second, project)}"
         # the prompt's recall brings it (a new session starts with no other sessions' episodes)
         started, recalled = hook_contexts(asked_then[0], SECOND_PROMPT)
         assert ("7341" in started, "7341" in recalled) == (False, True), (
             f"the captured exchange did not reach the next session once: {started[:1500]!r}, "
-            f"{recalled[:1500]!r}\n" + _shown(second, project)
+            f"{recalled[:1500]!r}\n" + shown(second, project)
         )
-        assert second.returncode == 0, _shown(second, project)
+        assert second.returncode == 0, shown(second, project)
 
 
 async def test_with_the_server_stopped_gemini_prints_nothing_extra_and_the_spool_is_stored_once_later(
-    project: Project, fake_model: FakeGemini, monkeypatch: pytest.MonkeyPatch
+    project: Project, fake_model: FakeGemini
 ) -> None:
     gemini = await asyncio.to_thread(gemini_binary)
-    server_env = {"MEMORIA_DATABASE__DATA_DIR": str(project.data_dir)}
-    async with served_api(server_env) as api:
-        base = api.base
-        key = await _create_key(project)
-        baseline = await _gemini(gemini, project, base, key, fake_model, OFFLINE_PROMPT)
-        assert baseline.returncode == 0, _shown(baseline, project)
-        await _install_hooks(project, base, key)
-
-    # the server is stopped: the hooks find nothing at `base`
-    offline = await _gemini(gemini, project, base, key, fake_model, OFFLINE_PROMPT)
-    assert (offline.returncode, offline.stdout, without_noise(offline.stderr)) == (
-        baseline.returncode,
-        baseline.stdout,
-        without_noise(baseline.stderr),
-    ), "with hooks and the server stopped, the output differs from no hooks at all\n" + _shown(
-        offline, project
+    stopped = await run_with_the_server_stopped(
+        project,
+        "gem",
+        lambda base, key: _gemini(gemini, project, base, key, fake_model, OFFLINE_PROMPT),
+        lambda base, key: _install_hooks(project, base, key),
+        lambda done: (done.returncode, done.stdout, without_noise(done.stderr)),
     )
-    assert OFFLINE_REPLY in _spool_text(project), (
+    assert OFFLINE_REPLY in project.spool_text(), (
         f"the exchange is not in the spool\nhook log:\n{project.log()}"
     )
 
     # back on the same address, so the installed hooks (and the spooled batches) find it
-    port = int(base.rsplit(":", 1)[1])
-    monkeypatch.setattr(serve_module, "free_port", lambda: port)
-    async with served_api(server_env) as api:
-        assert api.base == base
-        env = project.client_env(base, key)
-        for _ in range(2):
-            flushed = await _run([MEMORIA, "capture", "flush"], project.repo, env, 120)
-            assert flushed.returncode == 0, _shown(flushed, project)
-        episodes = [
-            item for item in await _episodes(base, key, project.namespace) if OFFLINE_REPLY in item["content"]
-        ]
-        assert len(episodes) == 1, f"{episodes}\nhook log:\n{project.log()}"
-        assert OFFLINE_PROMPT in episodes[0]["content"]
-        assert episodes[0]["source"] == "gemini"
-        assert OFFLINE_REPLY not in _spool_text(project), "the flushed exchange is still in the spool"
+    await stored_once_after_restart(project, stopped, OFFLINE_PROMPT, OFFLINE_REPLY, "gemini")

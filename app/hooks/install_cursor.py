@@ -19,32 +19,28 @@ Cursor documents no format for the transcript its `transcript_path` names, so th
 Cursor also runs Claude Code's hooks from `~/.claude/settings.json` when its third-party hooks
 setting is on: docs/agents/cursor.md says what that means for a machine with both installed.
 
-Only Memoria's hook is touched (judged on the parsed command, as for Claude Code): a person's own
-hooks keep their place and exact text, a second install changes nothing, and install then uninstall
-gives the file back byte for byte. A file the install created is removed by the uninstall once it
-holds nothing but the `version` it was given, with its `.cursor` folder when that is left empty.
+The writing is `app.hooks.install_flat_hooks`'s, shared with Copilot CLI: only Memoria's hook is
+touched (judged on the parsed command, as for Claude Code), a person's own hooks keep their place and
+exact text, a second install changes nothing, and install then uninstall gives the file back byte for
+byte. A file the install created is removed by the uninstall once it holds nothing but the `version`
+it was given, with its `.cursor` folder when that is left empty.
 """
 
 from __future__ import annotations
 
-import contextlib
-import copy
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from app.client.json_file import JsonFileError, read_object, render_edit, write_atomically
-from app.hooks.agent_install import AgentConfigError, AgentInstaller, InstallReport, InstallRequest
+from app.hooks.agent_install import AgentConfigError
 from app.hooks.install import COMMAND_TIMEOUT_S, command_hook, is_memoria_command
-
-Scope = Literal["user", "project"]
+from app.hooks.install_flat_hooks import FlatHooksHost
+from app.hooks.install_hook_file import Scope
 
 AGENT = "cursor"
 SESSION_START = "sessionStart"
 EVENTS = (SESSION_START,)
 FOLDER = ".cursor"
 FILE_NAME = "hooks.json"
-FORMAT_VERSION = 1
 NOT_INSTALLED_NOTE = (
     "Cursor: no per-prompt recall (beforeSubmitPrompt can only allow or block a prompt) and no capture "
     "(Cursor documents no transcript format); `memoria mcp install --agent cursor` gives its agent the "
@@ -73,14 +69,8 @@ def cursor_hook(url: str, namespace: str | None, sub: str) -> dict[str, Any]:
     }
 
 
-def planned_hooks(
-    url: str, namespace: str | None, *, session_start: bool = True
-) -> dict[str, dict[str, Any]]:
-    """Memoria's hook for each Cursor event to install (`namespace` None: per event, from its workspace)."""
-    return {SESSION_START: cursor_hook(url, namespace, "session-start")} if session_start else {}
-
-
 def is_memoria_entry(entry: Any) -> bool:
+    """Cursor's hooks are commands whether or not they say so (`type` is optional)."""
     return (
         isinstance(entry, dict)
         and entry.get("type", "command") == "command"
@@ -88,126 +78,24 @@ def is_memoria_entry(entry: Any) -> bool:
     )
 
 
-def installed(config: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """Memoria's hooks in a hooks file's object, per Cursor event (events without any left out)."""
-    hooks = config.get("hooks")
-    if not isinstance(hooks, dict):
-        return {}
-    found = {
-        event: [entry for entry in hooks.get(event) or [] if is_memoria_entry(entry)]
-        for event in EVENTS
-        if isinstance(hooks.get(event), list)
-    }
-    return {event: entries for event, entries in found.items() if entries}
-
-
-def _events(config: dict[str, Any]) -> dict[str, Any]:
-    hooks = config.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise CursorConfigError('"hooks" is not an object')
-    for event in EVENTS:
-        if hooks.get(event) is not None and not isinstance(hooks[event], list):
-            raise CursorConfigError(f'"hooks.{event}" is not a list')
-    return hooks
-
-
-def with_memoria(config: dict[str, Any], plan: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
-    """`config` with exactly `plan`'s hooks as Memoria's: an event already holding just the planned
-    hook is left as it is, others lose ours and get the planned one at their end. A new file gets
-    the `version` Cursor's format names; an existing one keeps what it has."""
-    result = copy.deepcopy(config)
-    if not result:
-        result["version"] = FORMAT_VERSION
-    hooks = _events(result)
-    for event in EVENTS:
-        wanted = plan.get(event)
-        entries = hooks.get(event) or []
-        ours = [entry for entry in entries if is_memoria_entry(entry)]
-        if (wanted is not None and ours == [wanted]) or (wanted is None and not ours):
-            continue
-        kept = [entry for entry in entries if not is_memoria_entry(entry)]
-        if wanted is not None:
-            hooks[event] = [*kept, wanted]
-        elif kept:
-            hooks[event] = kept
-        else:
-            del hooks[event]
-    return result
-
-
-def without_memoria(config: dict[str, Any]) -> dict[str, Any]:
-    """`config` minus Memoria's hooks; an event goes only when we emptied it."""
-    return with_memoria(config, {}) if installed(config) else copy.deepcopy(config)
-
-
-def install(path: Path, plan: Mapping[str, dict[str, Any]]) -> bool:
-    """True when the file changed (False: these exact hooks were already installed)."""
-    current, original = read_object(path)
-    updated = with_memoria(current, plan)
-    if updated == current:
-        return False
-    write_atomically(path, render_edit(updated, original))
-    return True
-
-
-def uninstall(path: Path) -> bool:
-    """True when a Memoria hook was removed; a file left holding only the `version` and no hook is
-    removed, and its `.cursor` folder when nothing else is in it."""
-    if not path.exists():
-        return False
-    current, original = read_object(path)
-    if not installed(current):
-        return False
-    updated = without_memoria(current)
-    if updated not in ({"version": FORMAT_VERSION, "hooks": {}}, {"hooks": {}}):
-        write_atomically(path, render_edit(updated, original))
-        return True
-    path.unlink()
-    if path.parent.name == FOLDER:
-        with contextlib.suppress(OSError):  # not empty: Cursor's own files, the person's scripts
-            path.parent.rmdir()
-    return True
-
-
-def install_hooks(request: InstallRequest) -> InstallReport:
-    """`memoria hook install --agent cursor`."""
-    path = hooks_path(request.scope, request.project_dir, request.config_dir)
-    plan = planned_hooks(request.url, request.namespace, session_start=request.session_start)
-    try:
-        changed = install(path, plan)
-    except JsonFileError as exc:
-        raise CursorConfigError(str(exc)) from exc
-    notes = [NOT_INSTALLED_NOTE, *([TRUST_NOTE] if request.scope == "project" else [])]
-    return InstallReport(changed=[path] if changed else [], events=list(plan), notes=notes)
-
-
-def uninstall_hooks(request: InstallRequest) -> InstallReport:
-    """`memoria hook uninstall --agent cursor`."""
-    path = hooks_path(request.scope, request.project_dir, request.config_dir)
-    try:
-        removed = uninstall(path)
-    except JsonFileError as exc:
-        raise CursorConfigError(str(exc)) from exc
-    return InstallReport(changed=[path] if removed else [])
-
-
-def installed_events(config_dir: Path | None) -> tuple[Path, list[str]]:
-    """For `memoria status`: the user's hooks file (or the one in `config_dir`) and the Cursor events
-    Memoria's hooks are installed on there."""
-    path = hooks_path("user", Path.cwd(), config_dir)
-    try:
-        config, _ = read_object(path)
-    except JsonFileError as exc:
-        raise CursorConfigError(str(exc)) from exc
-    return path, list(installed(config))
-
-
-CURSOR = AgentInstaller(
-    name=AGENT,
+HOST = FlatHooksHost(
+    agent=AGENT,
     label="Cursor",
     executable="cursor-agent",
     other_executables=("cursor",),
-    install=install_hooks,
-    uninstall=uninstall_hooks,
-    installed=installed_events,
+    subcommands={SESSION_START: "session-start"},
+    hooks_file=hooks_path,
+    make_hook=cursor_hook,
+    is_memoria_entry=is_memoria_entry,
+    created_folders=((FOLDER,),),
+    error=CursorConfigError,
+    notes=(NOT_INSTALLED_NOTE,),
+    project_notes=(TRUST_NOTE,),
 )
+planned_hooks = HOST.planned_hooks
+installed = HOST.installed
+install = HOST.install
+uninstall = HOST.uninstall
+install_hooks = HOST.install_hooks
+uninstall_hooks = HOST.uninstall_hooks
+CURSOR = HOST.installer()

@@ -11,7 +11,7 @@ with a `functionResponse` part in the next request).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,15 +79,3 @@ class FakeGemini(RecordingApi):
     def generations(self) -> list[dict[str, Any]]:
         """The bodies of every `streamGenerateContent` request so far (the model's turns)."""
         return self.bodies(":streamGenerateContent")
-
-
-def texts(value: Any) -> Iterator[str]:
-    """Every string inside a request body's `contents` (text parts, function responses, ...)."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, list):
-        for item in value:
-            yield from texts(item)
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from texts(item)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
@@ -110,3 +111,16 @@ class RecordingApi:
                 for r in self.requests
                 if r.method == "POST" and r.path.split("?")[0].endswith(path_suffix)
             ]
+
+
+def texts(value: Any) -> Iterator[str]:
+    """Every string inside a recorded request body (messages, content blocks, parts, tool results …),
+    for a test looking for what an agent put into its request."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for item in value:
+            yield from texts(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from texts(item)
