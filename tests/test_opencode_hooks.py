@@ -33,6 +33,7 @@ from memoria_bench.clis.opencode import (
     opencode_argv,
     opencode_binary,
     opencode_env,
+    settle_config_folder,
     write_user_config,
 )
 from memoria_bench.serve import served_api
@@ -96,6 +97,8 @@ class Project(AgentProject):
 def project(tmp_path: Path, fake_model: FakeOpenAIChatTools) -> Project:
     home = tmp_path / "home"
     write_user_config(home, fake_model.base_url)
+    # as after OpenCode's first start online: no session waits for an npm install failing offline
+    settle_config_folder(home, opencode_binary())
     return Project(git_repo(tmp_path / "wombat-4"), home, tmp_path / "hook.log", tmp_path / "pgdata")
 
 
