@@ -123,6 +123,7 @@ async def concept_page(request: UiRequest, session: Session, concept_id: Concept
     concept = await _owned(request, session, concept_id)
     detail = await concept_detail(db, concept)
     strongest = await strongest_links(db, concept, shown)
+    drawn = min(shown, GRAPH_MAX_LINKS)
     more = min(MAX_LINKS, shown * 4) if strongest.total > shown and shown < MAX_LINKS else None
     return page(
         request,
@@ -132,7 +133,8 @@ async def concept_page(request: UiRequest, session: Session, concept_id: Concept
         links=strongest.links,
         total_links=strongest.total,
         more_links=more,
-        graph_links=min(shown, GRAPH_MAX_LINKS),
+        graph_src=f"/concepts/{concept_id}/neighborhood.json"
+        + (f"?links={drawn}" if drawn != LINKS_SHOWN else ""),
     )
 
 
