@@ -7,7 +7,7 @@ and use the internal ones only to walk the graph. Every query is scoped to one u
 
 from __future__ import annotations
 
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 import asyncpg
 import msgspec
@@ -33,14 +33,49 @@ _EVIDENCE = """
  FROM unnest(e.evidence_memory_ids[1:5]) WITH ORDINALITY AS x (id, ord) JOIN memories m ON m.id = x.id)
 """
 
-_SEARCH = f"""
-SELECT {_CONCEPT_COLUMNS}
+# The browse list's orders, by the name a page or a query parameter gives them: most widespread
+# first (the default), by name, or most recently mentioned (`updated_at` moves when a memory links to
+# or leaves the concept). `c.id` breaks ties so that pages never repeat or skip a concept.
+ConceptOrder: TypeAlias = Literal["memories", "name", "recent"]
+CONCEPT_ORDERS: dict[str, str] = {
+    "memories": "c.doc_freq DESC, c.id",
+    "name": "c.name, c.id",
+    "recent": "c.updated_at DESC, c.id DESC",
+}
+
+# One page of the user's concepts ($2: the namespaces to show, resolved for the user), with how many
+# match in all (`total`, the same on every row: no second round trip for the pager).
+_BROWSE = f"""
+SELECT {_CONCEPT_COLUMNS}, count(*) OVER () AS total
 FROM concepts c JOIN namespaces n ON n.id = c.namespace_id
 WHERE n.user_id = $1
-  AND ($2::bigint[] IS NULL OR c.namespace_id = ANY($2))
+  AND c.namespace_id = ANY($2::bigint[])
   AND ($3::text IS NULL OR strpos(c.name, $3) > 0 OR c.aliases @> ARRAY[$3])
-ORDER BY c.doc_freq DESC, c.id
-LIMIT $4
+ORDER BY {{order}}
+LIMIT $4 OFFSET $5
+"""
+_BROWSE_BY = {sort: _BROWSE.replace("{order}", order) for sort, order in CONCEPT_ORDERS.items()}
+
+# A concept's strongest links: the concepts it co-occurs with, heaviest edge first, at most $2,
+# with how many it has in all (`total`, for "show more").
+_STRONGEST_LINKS = f"""
+SELECT {_CONCEPT_COLUMNS}, c.id AS internal_id, e.weight, count(*) OVER () AS total
+FROM concept_edges e
+JOIN concepts c ON c.id = CASE WHEN e.source_id = $1 THEN e.target_id ELSE e.source_id END
+JOIN namespaces n ON n.id = c.namespace_id
+WHERE e.source_id = $1 OR e.target_id = $1
+ORDER BY e.weight DESC, c.id
+LIMIT $2
+"""
+
+# The edges among some concepts (internal ids $1), heaviest first, at most $2: the links between a
+# concept's strongest neighbours, which the graph view draws beside the concept's own.
+_EDGES_AMONG = """
+SELECT s.public_id AS source, t.public_id AS target, e.weight
+FROM concept_edges e JOIN concepts s ON s.id = e.source_id JOIN concepts t ON t.id = e.target_id
+WHERE e.source_id = ANY($1::bigint[]) AND e.target_id = ANY($1::bigint[])
+ORDER BY e.weight DESC, e.id
+LIMIT $2
 """
 
 _CONCEPT_MEMORIES = """
@@ -120,6 +155,23 @@ class Neighborhood(msgspec.Struct, kw_only=True):
     edges: list[GraphEdge]
 
 
+class ConceptPage(msgspec.Struct, kw_only=True):
+    items: list[ConceptOut]
+    total: int
+    """How many concepts match in all (0 when the page is past the last one)."""
+
+
+class Link(msgspec.Struct, kw_only=True):
+    concept: ConceptOut
+    weight: float
+
+
+class StrongestLinks(msgspec.Struct, kw_only=True):
+    links: list[Link]
+    total: int
+    """How many links the concept has in all (`links` holds the strongest of them)."""
+
+
 # The concepts of some of the user's memories (a UI list page links each to its concepts, a memory's
 # page to all of them), at most $3 per memory, most widespread first.
 _CONCEPTS_OF_MEMORIES = f"""
@@ -147,13 +199,6 @@ async def owned_concept(conn: Conn, user_id: int, concept_id: int) -> asyncpg.Re
     return await conn.fetchrow(_OWNED_CONCEPT, concept_id, user_id)
 
 
-async def search_concepts(
-    conn: Conn, user_id: int, namespace_ids: list[int] | None, term: str | None, limit: int
-) -> list[ConceptOut]:
-    """The user's concepts whose name contains `term` (or an alias equals it), most widespread first."""
-    return [concept_of(r) for r in await conn.fetch(_SEARCH, user_id, namespace_ids, term, limit)]
-
-
 async def concept_detail(conn: Conn, concept: asyncpg.Record, limit: int = 50) -> ConceptDetail:
     """An owned concept (`owned_concept`'s row) with the live, non-sensitive memories that mention it."""
     memories = await conn.fetch(with_shared_fragments(_CONCEPT_MEMORIES), concept["internal_id"], limit)
@@ -165,17 +210,10 @@ async def concept_detail(conn: Conn, concept: asyncpg.Record, limit: int = 50) -
 
 async def neighborhood(conn: Conn, concept: asyncpg.Record, depth: int, max_nodes: int) -> Neighborhood:
     """Concepts within `depth` hops of an owned concept, at most `max_nodes`, with the edges among them."""
-    return (await neighborhood_by_depth(conn, concept, depth, max_nodes))[0]
-
-
-async def neighborhood_by_depth(
-    conn: Conn, concept: asyncpg.Record, depth: int, max_nodes: int
-) -> tuple[Neighborhood, dict[int, int]]:
-    """`neighborhood`, with each node's hops from the concept (the UI's graph draws rings by it)."""
     rows = await conn.fetch(_NEIGHBORHOOD, concept["internal_id"], depth, max_nodes)
     nodes = [concept_of(r) for r in rows]
     edges = [GraphEdge(**e) for r in rows for e in msgspec.json.decode(r["edges"])]
-    return Neighborhood(nodes=nodes, edges=edges), {r["id"]: r["depth"] for r in rows}
+    return Neighborhood(nodes=nodes, edges=edges)
 
 
 async def memory_concepts(conn: Conn, user_id: int, memory_id: int, limit: int = 50) -> list[ConceptOut]:
@@ -192,3 +230,51 @@ async def concepts_of_memories(
     for row in rows:
         found.setdefault(row["memory_id"], []).append(concept_of(row))
     return found
+
+
+async def browse_concepts(
+    conn: Conn,
+    user_id: int,
+    namespace_ids: list[int],
+    term: str | None,
+    sort: ConceptOrder,
+    limit: int,
+    offset: int = 0,
+) -> ConceptPage:
+    """A page of the user's concepts in `namespace_ids` (resolved for the user, see
+    `app.namespaces.resolve_namespaces`), whose name contains `term` (or an alias equals it), in the
+    order `sort` names (a key of `CONCEPT_ORDERS`)."""
+    rows = await conn.fetch(_BROWSE_BY[sort], user_id, namespace_ids, term, limit, offset)
+    return ConceptPage(items=[concept_of(r) for r in rows], total=rows[0]["total"] if rows else 0)
+
+
+async def strongest_links(conn: Conn, concept: asyncpg.Record, limit: int) -> StrongestLinks:
+    """An owned concept's (`owned_concept`'s row) `limit` heaviest links, heaviest first: with
+    co-occurrence counts for weights, a well-known concept links to many others once, and the few
+    that recur are what a person wants to see."""
+    return _links_of(await conn.fetch(_STRONGEST_LINKS, concept["internal_id"], limit))
+
+
+def _links_of(rows: list[asyncpg.Record]) -> StrongestLinks:
+    return StrongestLinks(
+        links=[Link(concept=concept_of(r), weight=r["weight"]) for r in rows],
+        total=rows[0]["total"] if rows else 0,
+    )
+
+
+async def strongest_neighborhood(conn: Conn, concept: asyncpg.Record, limit: int) -> Neighborhood:
+    """An owned concept, its `limit` strongest links and, among those neighbours, their own
+    `limit` strongest links: the graph view's nodes and edges, the concept first."""
+    rows = await conn.fetch(_STRONGEST_LINKS, concept["internal_id"], limit)
+    among = await conn.fetch(_EDGES_AMONG, [r["internal_id"] for r in rows], limit)
+    seed = concept_of(concept)
+    links = _links_of(rows).links
+    own = [(seed.id, link.concept.id, link.weight) for link in links]
+    between = [(r["source"], r["target"], r["weight"]) for r in among]
+    return Neighborhood(
+        nodes=[seed, *(link.concept for link in links)],
+        edges=[
+            GraphEdge(source=source, target=target, weight=weight, relation="co_occurs", evidence=[])
+            for source, target, weight in own + between
+        ],
+    )

@@ -20,12 +20,13 @@ from app.errors import InvalidInput, NotFound, problem
 from app.graph.browse import (
     NEIGHBORS,
     ConceptDetail,
+    ConceptOrder,
     ConceptOut,
     Neighborhood,
+    browse_concepts,
     concept_detail,
     neighborhood,
     owned_concept,
-    search_concepts,
 )
 from app.graph.indexer import GraphIndexer, merge_concepts
 from app.namespaces import resolve_namespaces
@@ -61,7 +62,7 @@ class GraphController(Controller):
 
     @get(
         "/concepts",
-        summary="Search concepts by name",
+        summary="Search concepts by name; most widespread first, or by `sort`",
         responses={404: problem("A `namespace` you do not have")},
     )
     async def search(
@@ -71,12 +72,18 @@ class GraphController(Controller):
         q: FromQuery[str | None] = None,
         namespace: FromQuery[list[str] | None] = None,
         limit: Annotated[int, QueryParameter(ge=1, le=200)] = 50,
+        sort: Annotated[
+            ConceptOrder,
+            QueryParameter(
+                description="`memories`: most memories first; `name`; `recent`: last mentioned first"
+            ),
+        ] = "memories",
     ) -> list[ConceptOut]:
         if q is not None and "\x00" in q:
             raise InvalidInput("q contains a NUL character")
-        ns_ids = await resolve_namespaces(state.db.read, request.user.id, namespace) if namespace else None
+        ns_ids = await resolve_namespaces(state.db.read, request.user.id, namespace or None)
         term = q.strip().lower() if q and q.strip() else None
-        return await search_concepts(state.db.read, request.user.id, ns_ids, term, limit)
+        return (await browse_concepts(state.db.read, request.user.id, ns_ids, term, sort, limit)).items
 
     @get(
         "/concepts/{concept_id:int}",
