@@ -8,6 +8,8 @@
 #   bash .ci/schemathesis.sh                      the CI run (bounded examples per operation)
 #   MAX_EXAMPLES=200 bash .ci/schemathesis.sh     a longer local run
 #   SEED=123 bash .ci/schemathesis.sh             replay a run (the report names its seed)
+#   bash .ci/schemathesis.sh --install-only       only install schemathesis (CI does it while the
+#                                                 project's venv is still being built)
 #
 # schemathesis' own report goes to $REPORT (default: a file under the temporary dir, kept) and CI
 # prints one line of its own about it: the report's closing lines ("20 skipped", "N passed") look
@@ -28,6 +30,9 @@ if [[ ! -x "${VENV}/bin/st" ]] || ! "${VENV}/bin/st" --version 2>/dev/null | gre
     echo "schemathesis: installing schemathesis ${SCHEMATHESIS_VERSION} into ${VENV}"
     "${PYTHON}" -m venv "${VENV}"
     "${VENV}/bin/python" -m pip install --quiet --disable-pip-version-check "schemathesis==${SCHEMATHESIS_VERSION}"
+fi
+if [[ "${1:-}" == --install-only ]]; then
+    exit 0
 fi
 
 work="$(mktemp -d -t memoria-schemathesis.XXXXXX)"

@@ -292,13 +292,26 @@ def test_a_small_run_prints_every_figure_and_writes_json(tmp_path: Path) -> None
     assert "warming the caches with 3 recalls" in output
 
 
-def test_a_mid_scope_run_times_the_biggest_of_the_other_namespaces_too(tmp_path: Path) -> None:
-    _, report = _small_run(
-        tmp_path, "--requests", "5", "--mid-scope", "--hnsw-queries", "5", "--concurrency", "1",
-        "--cache-warmup", "1",
+@pytest.fixture(scope="module")
+def scoped_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any]]:
+    """One small run with the middle and the whole scope asked for and a candidate list that grows
+    above 30 rows, shared by the tests of each: every run loads its corpus into its own embedded
+    PostgreSQL and starts its own `memoria serve`, the cost of this file. Three requests a series
+    leave the four scopes enough distinct questions of the 300 memories."""
+    return _small_run(
+        tmp_path_factory.mktemp("latency-scopes"), "--requests", "3", "--mid-scope", "--whole-scope",
+        "--hnsw-queries", "5", "--concurrency", "1", "--cache-warmup", "1",
+        env={"MEMORIA_RECALL__EF_SEARCH_GROWS_ABOVE": "30"},
     )  # fmt: skip
+
+
+def test_a_mid_scope_run_times_the_biggest_of_the_other_namespaces_too(
+    scoped_run: tuple[str, dict[str, Any]],
+) -> None:
+    _, report = scoped_run
     scopes = {s["label"]: s for s in report["scopes"]}
-    assert list(scopes) == ["big", "mid", "small"]  # the first namespace, the bigger other, the smaller
+    # the first namespace, the bigger other, the smaller (then the whole scope, asked for too)
+    assert list(scopes) == ["big", "mid", "small", "whole"]
     assert scopes["big"]["rows"] > scopes["mid"]["rows"] >= scopes["small"]["rows"] > 0
     assert scopes["mid"]["namespace"] != scopes["small"]["namespace"]
     timed = {(r["path"], r["scope"], r["mode"]) for r in report["latency"]}
@@ -306,13 +319,12 @@ def test_a_mid_scope_run_times_the_biggest_of_the_other_namespaces_too(tmp_path:
     assert "HTTP all, mid, c=1: p50" in {t["target"] for t in report["targets"]}
 
 
-def test_a_whole_scope_run_times_a_recall_across_every_namespace_against_the_big_one(tmp_path: Path) -> None:
-    _, report = _small_run(
-        tmp_path, "--requests", "5", "--whole-scope", "--hnsw-queries", "5", "--concurrency", "1",
-        "--cache-warmup", "1",
-    )  # fmt: skip
+def test_a_whole_scope_run_times_a_recall_across_every_namespace_against_the_big_one(
+    scoped_run: tuple[str, dict[str, Any]],
+) -> None:
+    _, report = scoped_run
     scopes = {s["label"]: s for s in report["scopes"]}
-    assert list(scopes) == ["big", "small", "whole"]
+    assert list(scopes) == ["big", "mid", "small", "whole"]  # the middle one asked for too
     assert scopes["whole"]["namespace"] is None and scopes["whole"]["namespaces"] == 3
     assert scopes["whole"]["rows"] == report["corpus"]["table_rows"]
     timed = {(r["path"], r["scope"], r["mode"]) for r in report["latency"]}
@@ -337,12 +349,11 @@ def test_the_whole_scope_is_judged_within_twice_the_big_namespace_per_path_and_m
     }
 
 
-def test_the_report_names_the_candidate_list_the_service_walks_this_table_with(tmp_path: Path) -> None:
+def test_the_report_names_the_candidate_list_the_service_walks_this_table_with(
+    scoped_run: tuple[str, dict[str, Any]],
+) -> None:
     # 300 rows, one tenfold beyond 30: the configured 100 grows to 200
-    output, report = _small_run(
-        tmp_path, "--requests", "2", "--hnsw-queries", "2", "--concurrency", "1", "--cache-warmup", "1",
-        env={"MEMORIA_RECALL__EF_SEARCH_GROWS_ABOVE": "30"},
-    )  # fmt: skip
+    output, report = scoped_run
     settings = report["settings"]
     assert (settings["ef_search"], settings["ef_search_used"]) == (100, 200)
     assert "ef_search 200," in output and "exact search (ef_search 200)" in output

@@ -81,7 +81,7 @@ def test_memory_growth_is_counted_from_the_end_of_the_warm_up() -> None:
 @pytest.mark.e2e
 def test_a_short_soak_on_a_real_server_loses_nothing_and_reports_every_minute(tmp_path: Path) -> None:
     out = tmp_path / "soak.json"
-    args = ["soak", "--minutes", "0.25", "--clients", "2", "--preload", "20", "--warmup", "3"]
+    args = ["soak", "--minutes", "0.1", "--clients", "2", "--preload", "20", "--warmup", "3"]
     args += ["--sentences", str(write_sentences(tmp_path / "sentences.txt")), "--json", str(out)]
     args += ["--data-dir", str(tmp_path / "pgdata")]
     result = CliRunner().invoke(bench, args, catch_exceptions=False)

@@ -30,7 +30,7 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,7 +40,7 @@ import pytest
 
 from memoria_bench.clis.anthropic_api import FakeAnthropic, Reply, Text, ToolUse
 from memoria_bench.clis.claude import CLAUDE_TIMEOUT_S, claude_binary, claude_env
-from memoria_bench.serve import served_api
+from memoria_bench.serve import ServedApi, served_api
 from memoria_hook_client.environment import ENV_API_KEY, write_key_file
 
 pytestmark = pytest.mark.e2e
@@ -112,6 +112,18 @@ def fake_model() -> Iterator[FakeAnthropic]:
     fake.stop()
 
 
+@pytest.fixture(scope="module")
+async def memoria_server(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> AsyncIterator[tuple[ServedApi, dict[str, str]]]:
+    """One `memoria serve` (embedded PostgreSQL) for this file's tests and the environment that
+    reaches its data directory: each test brings its own repository, namespace and user, so none
+    needs a server of its own, and a server start is most of what a test here costs besides Claude."""
+    server_env = {"MEMORIA_DATABASE__DATA_DIR": str(tmp_path_factory.mktemp("claude-mcp") / "pgdata")}
+    async with served_api(server_env) as api:
+        yield api, server_env
+
+
 async def _run(
     argv: list[str], cwd: Path, env: dict[str, str], limit_s: float
 ) -> subprocess.CompletedProcess[str]:
@@ -156,7 +168,8 @@ async def _project_with_mcp(
     server approved (as `-p` cannot ask). Local scope: the key in the key file only, as after
     `memoria login`, read by the entry's headersHelper."""
     admin_env = {**os.environ, **server_env, "HF_HUB_OFFLINE": "1"}
-    created = await _run([MEMORIA, "keys", "create", "--user", "cc", "--create-user"], repo, admin_env, 120)
+    user = repo.name  # each test's own: its memories, sessions and namespaces are apart on the shared server
+    created = await _run([MEMORIA, "keys", "create", "--user", user, "--create-user"], repo, admin_env, 120)
     assert created.returncode == 0, created.stderr
     key = created.stdout.strip()
 
@@ -193,7 +206,7 @@ def _claude_env(client_env: dict[str, str], fake: FakeAnthropic) -> dict[str, st
 
 
 async def test_claude_code_stores_through_mcp_and_the_hook_recalls_it(
-    tmp_path: Path, fake_model: FakeAnthropic
+    tmp_path: Path, fake_model: FakeAnthropic, memoria_server: tuple[ServedApi, dict[str, str]]
 ) -> None:
     claude = await asyncio.to_thread(claude_binary)
     repo = tmp_path / "zebra-17"
@@ -202,52 +215,49 @@ async def test_claude_code_stores_through_mcp_and_the_hook_recalls_it(
     namespace = "repo:zebra-17"
     home = tmp_path / "home"
     home.mkdir()
-    server_env = {"MEMORIA_DATABASE__DATA_DIR": str(tmp_path / "pgdata")}
-    async with served_api(server_env) as api:
-        key, client_env = await _project_with_mcp(repo, home, server_env, api.base)
-        claude_env = _claude_env(client_env, fake_model)
-        first = await _run([claude, "-p", STORE_PROMPT, "--debug"], repo, claude_env, CLAUDE_TIMEOUT_S)
-        transcript = (
-            f"exit {first.returncode}\nstdout:\n{first.stdout[-3000:]}\nstderr:\n{first.stderr[-6000:]}"
-        )
-        asked = fake_model.messages()
-        found = _found_by_search(asked)
-        if found:  # the tools were deferred: each word found the tool it is for
-            for call_id, (query, wanted) in SEARCHES.items():
-                assert wanted <= found.get(call_id, set()), f"searching {query!r} found {found.get(call_id)}"
-        else:  # a client that lists MCP tools outright
-            with_tools = [body for body in asked if STORE_TOOL in _tool_names(body)]
-            assert with_tools, f"no request listed Memoria's tools; {len(asked)} requests\n{transcript}"
-            assert set(TOOLS) <= set(_tool_names(with_tools[0]))
-        results = [block for body in asked for block in _tool_results(body)]
-        assert results, f"no tool_result came back to the model\n{transcript}"
-        assert "Stored 1: #" in json.dumps(results), json.dumps(results)[:2000]
-        assert first.returncode == 0, transcript
+    api, server_env = memoria_server
+    key, client_env = await _project_with_mcp(repo, home, server_env, api.base)
+    claude_env = _claude_env(client_env, fake_model)
+    first = await _run([claude, "-p", STORE_PROMPT, "--debug"], repo, claude_env, CLAUDE_TIMEOUT_S)
+    transcript = f"exit {first.returncode}\nstdout:\n{first.stdout[-3000:]}\nstderr:\n{first.stderr[-6000:]}"
+    asked = fake_model.messages()
+    found = _found_by_search(asked)
+    if found:  # the tools were deferred: each word found the tool it is for
+        for call_id, (query, wanted) in SEARCHES.items():
+            assert wanted <= found.get(call_id, set()), f"searching {query!r} found {found.get(call_id)}"
+    else:  # a client that lists MCP tools outright
+        with_tools = [body for body in asked if STORE_TOOL in _tool_names(body)]
+        assert with_tools, f"no request listed Memoria's tools; {len(asked)} requests\n{transcript}"
+        assert set(TOOLS) <= set(_tool_names(with_tools[0]))
+    results = [block for body in asked for block in _tool_results(body)]
+    assert results, f"no tool_result came back to the model\n{transcript}"
+    assert "Stored 1: #" in json.dumps(results), json.dumps(results)[:2000]
+    assert first.returncode == 0, transcript
 
-        async with httpx.AsyncClient(base_url=api.base, timeout=30) as http:
-            page = await http.get(
-                "/v1/memories", params={"namespace": namespace}, headers={"Authorization": f"Bearer {key}"}
-            )
-        assert page.status_code == 200, page.text
-        assert [item["content"] for item in page.json()["items"]] == [FACT]
+    async with httpx.AsyncClient(base_url=api.base, timeout=30) as http:
+        page = await http.get(
+            "/v1/memories", params={"namespace": namespace}, headers={"Authorization": f"Bearer {key}"}
+        )
+    assert page.status_code == 200, page.text
+    assert [item["content"] for item in page.json()["items"]] == [FACT]
 
-        hooked = await _run(
-            [MEMORIA, "hook", "install", "--scope", "project", "--mode", "http", "--namespace", namespace],
-            repo,
-            client_env,
-            120,
-        )
-        assert hooked.returncode == 0, hooked.stderr
-        before = len(fake_model.messages())
-        second = await _run([claude, "-p", RECALL_PROMPT], repo, claude_env, CLAUDE_TIMEOUT_S)
-        transcript = (
-            f"exit {second.returncode}\nstdout:\n{second.stdout[-3000:]}\nstderr:\n{second.stderr[-3000:]}"
-        )
-        asked_then = [json.dumps(body) for body in fake_model.messages()[before:]]
-        prompted = [text for text in asked_then if RECALL_PROMPT in text]
-        assert prompted, f"the second run never asked the model\n{transcript}"
-        assert any(FACT in text for text in prompted), f"the hook did not inject the memory\n{transcript}"
-        assert second.returncode == 0, transcript
+    hooked = await _run(
+        [MEMORIA, "hook", "install", "--scope", "project", "--mode", "http", "--namespace", namespace],
+        repo,
+        client_env,
+        120,
+    )
+    assert hooked.returncode == 0, hooked.stderr
+    before = len(fake_model.messages())
+    second = await _run([claude, "-p", RECALL_PROMPT], repo, claude_env, CLAUDE_TIMEOUT_S)
+    transcript = (
+        f"exit {second.returncode}\nstdout:\n{second.stdout[-3000:]}\nstderr:\n{second.stderr[-3000:]}"
+    )
+    asked_then = [json.dumps(body) for body in fake_model.messages()[before:]]
+    prompted = [text for text in asked_then if RECALL_PROMPT in text]
+    assert prompted, f"the second run never asked the model\n{transcript}"
+    assert any(FACT in text for text in prompted), f"the hook did not inject the memory\n{transcript}"
+    assert second.returncode == 0, transcript
 
 
 def _load(body: dict[str, Any], tool: str, query: str, call_id: str) -> Reply | None:
@@ -317,7 +327,7 @@ def _hook_contexts(body: dict[str, Any]) -> str:
 
 
 async def test_a_fact_changed_in_a_later_session_reaches_the_next_one_in_its_new_version_only(
-    tmp_path: Path,
+    tmp_path: Path, memoria_server: tuple[ServedApi, dict[str, str]]
 ) -> None:
     script = ChangingFactScript()
     fake = FakeAnthropic(script).start()
@@ -329,45 +339,42 @@ async def test_a_fact_changed_in_a_later_session_reaches_the_next_one_in_its_new
         namespace = "repo:okapi-3"
         home = tmp_path / "home"
         home.mkdir()
-        server_env = {"MEMORIA_DATABASE__DATA_DIR": str(tmp_path / "pgdata")}
-        async with served_api(server_env) as api:
-            key, client_env = await _project_with_mcp(repo, home, server_env, api.base, scope="local")
-            hooked = await _run(
-                [MEMORIA, "hook", "install", "--scope", "project", "--namespace", namespace],
-                repo,
-                client_env,
-                120,
+        api, server_env = memoria_server
+        key, client_env = await _project_with_mcp(repo, home, server_env, api.base, scope="local")
+        hooked = await _run(
+            [MEMORIA, "hook", "install", "--scope", "project", "--namespace", namespace],
+            repo,
+            client_env,
+            120,
+        )
+        assert hooked.returncode == 0, hooked.stderr
+        claude_env = _claude_env(client_env, fake) | {"MEMORIA_CLIENT__CAPTURE_FLUSH": "inline"}
+
+        async def session(prompt: str) -> list[dict[str, Any]]:
+            before = len(fake.messages())
+            done = await _run([claude, "-p", prompt], repo, claude_env, CLAUDE_TIMEOUT_S)
+            shown = f"exit {done.returncode}\nstdout:\n{done.stdout[-3000:]}\nstderr:\n{done.stderr[-3000:]}"
+            asked = [body for body in fake.messages()[before:] if prompt in json.dumps(body)]
+            assert asked, f"the session never asked the model\n{shown}"
+            assert done.returncode == 0, shown
+            return asked
+
+        await session(SAVE_PROMPT)
+        changed = await session(CHANGE_PROMPT)
+        assert script.old_id is not None, json.dumps([_tool_results(body) for body in changed])[:3000]
+        replaced = json.dumps([_tool_results(body) for body in changed])
+        assert f"supersedes #{script.old_id}" in replaced, replaced[:3000]
+        async with httpx.AsyncClient(base_url=api.base, timeout=30) as http:
+            superseded = await http.get(
+                f"/v1/memories/{script.old_id}", headers={"Authorization": f"Bearer {key}"}
             )
-            assert hooked.returncode == 0, hooked.stderr
-            claude_env = _claude_env(client_env, fake) | {"MEMORIA_CLIENT__CAPTURE_FLUSH": "inline"}
+        assert superseded.json()["superseded_by"] is not None, superseded.text
 
-            async def session(prompt: str) -> list[dict[str, Any]]:
-                before = len(fake.messages())
-                done = await _run([claude, "-p", prompt], repo, claude_env, CLAUDE_TIMEOUT_S)
-                shown = (
-                    f"exit {done.returncode}\nstdout:\n{done.stdout[-3000:]}\nstderr:\n{done.stderr[-3000:]}"
-                )
-                asked = [body for body in fake.messages()[before:] if prompt in json.dumps(body)]
-                assert asked, f"the session never asked the model\n{shown}"
-                assert done.returncode == 0, shown
-                return asked
-
-            await session(SAVE_PROMPT)
-            changed = await session(CHANGE_PROMPT)
-            assert script.old_id is not None, json.dumps([_tool_results(body) for body in changed])[:3000]
-            replaced = json.dumps([_tool_results(body) for body in changed])
-            assert f"supersedes #{script.old_id}" in replaced, replaced[:3000]
-            async with httpx.AsyncClient(base_url=api.base, timeout=30) as http:
-                superseded = await http.get(
-                    f"/v1/memories/{script.old_id}", headers={"Authorization": f"Bearer {key}"}
-                )
-            assert superseded.json()["superseded_by"] is not None, superseded.text
-
-            asked = await session(ASK_PROMPT)
-            context = _hook_contexts(asked[0])
-            assert NEW_FACT in context, f"the new version did not reach the model: {context[:3000]!r}"
-            everything = json.dumps(asked)
-            at = everything.find("Celery with RabbitMQ")
-            assert at < 0, f"the old version reached the model: …{everything[max(at - 1500, 0) : at + 300]}"
+        asked = await session(ASK_PROMPT)
+        context = _hook_contexts(asked[0])
+        assert NEW_FACT in context, f"the new version did not reach the model: {context[:3000]!r}"
+        everything = json.dumps(asked)
+        at = everything.find("Celery with RabbitMQ")
+        assert at < 0, f"the old version reached the model: …{everything[max(at - 1500, 0) : at + 300]}"
     finally:
         fake.stop()

@@ -147,7 +147,7 @@ def _cmdline(pid: int) -> str:
         return ""
 
 
-def test_serve_stores_over_http_and_survives_a_restart(
+def test_serve_stores_over_http_refuses_a_second_serve_on_its_data_dir_and_survives_a_restart(
     env: dict[str, str], server_factory: ServerFactory
 ) -> None:
     key = _cli(env, "keys", "create", "--user", "e2e", "--create-user")
@@ -161,6 +161,19 @@ def test_serve_stores_over_http_and_survives_a_restart(
     )
     assert stored.status_code == 201, stored.text
     memory_id = stored.json()["id"]
+
+    # a second `memoria serve` on the same data directory is refused, and the first one serves on
+    second = subprocess.run(
+        [MEMORIA, "serve"],
+        env=env | {"MEMORIA_SERVER__PORT": str(free_port())},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert second.returncode != 0
+    assert "already using the data directory" in second.stderr
+    assert httpx.get(f"{server.base}/readyz").status_code == 200
 
     # admin commands work while the server runs (they join the same embedded postmaster)
     second_key = _cli(env, "keys", "create", "--user", "e2e")
@@ -180,24 +193,6 @@ def test_serve_stores_over_http_and_survives_a_restart(
     again = httpx.get(f"{restarted.base}/v1/memories/{memory_id}", headers=headers)
     assert again.status_code == 200
     assert again.json()["content"] == "The release train leaves on Thursdays"
-
-
-def test_second_serve_on_the_same_data_dir_is_refused(
-    env: dict[str, str], server_factory: ServerFactory
-) -> None:
-    first = server_factory()
-    first.wait_ready()
-    second = subprocess.run(
-        [MEMORIA, "serve"],
-        env=env | {"MEMORIA_SERVER__PORT": str(free_port())},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert second.returncode != 0
-    assert "already using the data directory" in second.stderr
-    assert httpx.get(f"{first.base}/readyz").status_code == 200
 
 
 def test_serve_restarts_its_postgres_after_the_postmaster_is_killed(
