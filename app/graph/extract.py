@@ -190,7 +190,7 @@ def _spans(sentence: str, names: frozenset[str]) -> list[tuple[str, str]]:
         if kind is not None and kind != "name":
             flush_name()
             flush_phrase()
-            found.append((token if kind == "path" else lower, kind))
+            found.append((token, kind))
             continue
         if _is_capitalised(token) and len(token) > 1:
             if position > 0:
