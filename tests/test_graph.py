@@ -425,3 +425,26 @@ async def test_recall_reaches_no_unrelated_memory_through_an_everyday_word(
     assert results[0]["id"] == pooling
     through_graph = {i: hits[i]["graph_path"] for i in unrelated if i in hits and hits[i]["graph_rank"]}
     assert not through_graph, through_graph
+
+
+async def test_links_are_weighed_by_association_so_a_pair_met_every_time_outweighs_a_tie_to_a_widespread_concept(
+    client: Client, alice: dict[str, str]
+) -> None:
+    for day in ("Monday", "Tuesday"):
+        await store(client, alice, f"Zephyr tuned the Quokka cluster on {day}.")
+    for city in ("Lisbon", "Porto", "Madrid", "Seville"):
+        await store(client, alice, f"Zephyr visited {city} in spring.")
+    found = (await client.get("/v1/graph/concepts", params={"q": "quokka"}, headers=alice)).json()
+    quokka = next(c for c in found if c["name"] == "quokka")
+    bulk = (
+        await client.post("/v1/graph/neighbors", json={"concept_ids": [quokka["id"]]}, headers=alice)
+    ).json()
+    neighbours = {n["name"]: n for n in bulk[str(quokka["id"])]}
+    # quokka and cluster: together in both of their memories; quokka and zephyr: 2 of zephyr's 6
+    assert neighbours["cluster"]["association"] > neighbours["zephyr"]["association"] > 0
+    assert neighbours["cluster"]["weight"] == neighbours["zephyr"]["weight"] == 2
+    assert [n["name"] for n in bulk[str(quokka["id"])]][0] == "cluster"
+    around = (
+        await client.get(f"/v1/graph/concepts/{quokka['id']}/neighborhood?depth=1", headers=alice)
+    ).json()
+    assert {round(e["association"], 3) for e in around["edges"]} >= {round(2 / (2 + 2 - 2 + 1), 3)}

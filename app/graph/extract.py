@@ -101,12 +101,14 @@ def singular(word: str) -> str:
     return word[:-1]
 
 
-def normalise(text: str) -> str:
+def normalise(text: str, fold_plural: bool = True) -> str:
+    """The concept key of a surface form: lower case, no possessive, the last word singular
+    (`fold_plural`; not for a name: "Kubernetes", "James")."""
     words = [w.strip("'._/-") for w in text.lower().split()]
-    words = [w for w in words if w]
+    words = [w[:-2] if w.endswith("'s") else w for w in words if w]
     if not words:
         return ""
-    if words[-1].isalpha():
+    if fold_plural and words[-1].isalpha():
         words[-1] = singular(words[-1])
     return " ".join(words)
 
@@ -185,7 +187,12 @@ def _spans(sentence: str, names: frozenset[str]) -> list[tuple[str, str]]:
         phrase.clear()
 
     for position, token in enumerate(_TOKEN.findall(sentence)):
+        token = token[:-2] if token.endswith("'s") else token
         lower = token.lower()
+        if "'" in token:  # a contraction ("how'd", "I'm")
+            flush_name()
+            flush_phrase()
+            continue
         kind = technical_kind(token)
         if kind is not None and kind != "name":
             flush_name()
@@ -253,7 +260,7 @@ def extract_concepts(
     candidates.sort(key=lambda c: PRIORITY[c[1]])
     seen: dict[str, Concept] = {}
     for display, kind in candidates:
-        name = normalise(display)
+        name = normalise(display, fold_plural=kind in ("phrase", "term", "tag", "keyword"))
         if len(name) < 2 or len(name) > 80 or name in seen or _looks_random(display):
             continue
         if kind == "term" and is_common(name):  # a plural's singular can be common ("statements")
