@@ -27,6 +27,17 @@ FROM concepts c JOIN namespaces n ON n.id = c.namespace_id
 WHERE c.public_id = $1 AND n.user_id = $2
 """
 
+
+# How strongly edge `e` ties its ends `a` and `b`: the memories mentioning both among those
+# mentioning either (Jaccard), with one memory added to the denominator so that two concepts met
+# once (both 1, co-occurring once: 0.5) weigh less than two met together every time of many
+# (5 of 5: 0.83), and a tie to a concept in many memories weighs little (1 of 1 and 10: 0.09).
+# Read from the counts the indexing job keeps (the edge's `weight`, each concept's `doc_freq`).
+def association(a: str, b: str) -> str:
+    """The SQL of edge `e`'s association between concept rows `a` and `b` (see above)."""
+    return f"round((e.weight / ({a}.doc_freq + {b}.doc_freq - e.weight + 1.0))::numeric, 3)::float8"
+
+
 # The public ids of (at most five) evidence memories of edge `e`, in the edge's order.
 _EVIDENCE = """
 (SELECT coalesce(array_agg(m.public_id ORDER BY x.ord), '{}')
@@ -102,6 +113,7 @@ nodes AS (
 SELECT {_CONCEPT_COLUMNS}, nodes.depth,
        (SELECT coalesce(json_agg(json_build_object(
                 'source', c.public_id, 'target', t.public_id, 'weight', e.weight,
+                'association', {association("c", "t")},
                 'relation', e.relation, 'evidence', {_EVIDENCE}
             )), '[]'::json)
         FROM concept_edges e JOIN concepts t ON t.id = e.target_id
@@ -111,14 +123,16 @@ FROM nodes JOIN concepts c ON c.id = nodes.id JOIN namespaces n ON n.id = c.name
 ORDER BY nodes.depth, c.id
 """
 
+# Each seed's neighbours, the most strongly associated first.
 NEIGHBORS = f"""
-SELECT s.id AS seed, {_CONCEPT_COLUMNS}, e.weight
+SELECT s.id AS seed, {_CONCEPT_COLUMNS}, e.weight, {association("sc", "c")} AS association
 FROM unnest($1::bigint[]) AS s (id)
+JOIN concepts sc ON sc.id = s.id
 JOIN concept_edges e ON (e.source_id = s.id OR e.target_id = s.id)
 JOIN concepts c ON c.id = CASE WHEN e.source_id = s.id THEN e.target_id ELSE e.source_id END
 JOIN namespaces n ON n.id = c.namespace_id
 WHERE n.user_id = $2
-ORDER BY s.id, e.weight DESC, c.id
+ORDER BY s.id, association DESC, e.weight DESC, c.id
 """
 
 
@@ -146,6 +160,9 @@ class GraphEdge(msgspec.Struct, kw_only=True):
     source: int
     target: int
     weight: float
+    """Memories mentioning both concepts (the co-occurrence count)."""
+    association: float
+    """How strongly the edge ties its concepts, 0 to 1 (`association`): what to rank links by."""
     relation: str
     evidence: list[int]
 

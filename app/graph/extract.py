@@ -1,46 +1,93 @@
-"""Deterministic, LLM-free concept extraction: entity-like spans, short noun phrases, tags, keywords.
+"""Deterministic, LLM-free concept extraction: the things a person would name in a memory.
 
-A few microseconds to a millisecond per memory: regular expressions and set lookups only.
-Concepts are normalised (case, plural, punctuation) so surface forms of one idea meet in one node.
+A concept is a name (a capitalised word or run of them inside a sentence: a person, place, project,
+product), something written the way technical values are (a path, a file, a version, an identifier,
+a CamelCase technology, a command in backticks), a tag or keyword the memory carries, or a rare
+word or a short phrase holding one. How common a word is comes from wordfreq's English list (its
+Zipf scale, `zipf`): a word most English text uses ("every", "run", "mode", "service", "test")
+says nothing about what one memory is about, so it is never a concept alone and never opens or
+closes a phrase. The few words wordfreq cannot tell apart from content words (evaluative adjectives
+such as "amazing") are listed in `FILLERS`.
+
+Regular expressions and cached lookups only: microseconds per memory. Concepts are normalised (case,
+plural, punctuation) so surface forms of one idea meet in one node.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
-# Function words and generic verbs/adjectives that never make a useful concept on their own.
-STOPWORDS = frozenset(
+from wordfreq import zipf_frequency
+
+COMMON_ZIPF = 4.0
+"""A word at least this common (wordfreq's Zipf scale, lower case) is an everyday English word
+(about the 7,000 most frequent): never a concept alone, and one written capitalised at the start of
+a sentence ("Run the tests") is that word, not a name."""
+
+FUNCTION_ZIPF = 5.0
+"""A word at least this common ("every", "instead", "the", "really") ends a phrase: a phrase holding
+one is a fragment of a clause ("credentials every"), not a name for a thing."""
+
+NAME_BREAK_ZIPF = 6.0
+"""A capitalised word inside a sentence is part of a name unless it is this common: "I", "The"."""
+
+OPENING_NAME_ZIPF = 3.0
+"""A capitalised word opening a sentence is a name when it is this rare ("Terraform", "Zephyr") or
+written capitalised inside a sentence elsewhere in the memory; a commoner one ("Rotate", "Run") is
+read as the word it is."""
+
+_NOT_A_THING = ("ed", "ly")
+"""Endings of past participles and adverbs ("swamped", "quickly"): such a word alone is no concept."""
+
+FILLERS = frozenset(
     """
-    a about above after again against all also always am amazing an and any anything are aren't as at
-    awesome be because been before being below between both but by came can can't cannot come cool could
-    couldn't day days definitely did didn't do does doesn't doing don't down during each even everything
-    feel felt few first for from further get go goes going gone good got great had hadn't has hasn't
-    have haven't having he he'd he'll he's hello her here here's hers herself hey hi him himself his how
-    how's i i'd i'll i'm i've if in into is isn't it it's its itself just knew know known last let's
-    like look looked looking lot lots made make makes making many maybe me more most much mustn't my
-    myself never new next nice no nor not nothing now of off oh ok okay old on once one only or other
-    ought our ours ourselves out over own probably really really recently said same saw say says see
-    seen shan't she she'd she'll she's should shouldn't so some something still stuff such sure take
-    tell than thank thanks that that's the their theirs them themselves then there there's these they
-    they'd they'll they're they've thing things think this those thought through time times to today
-    told tomorrow too took totally two under until up use used using very want wanted was wasn't way
-    ways we we'd we'll we're we've week weeks well went were weren't what what's when when's where
-    where's which while who who's whom why why's will with won't would wouldn't wow yeah year years yes
-    yesterday you you'd you'll you're you've your yours yourself yourselves
+    amazing awesome beautiful best cool favorite favourite fun glad good great happy lovely nice
+    super totally wonderful
     """.split()  # noqa: SIM905 - a word list reads better as text
 )
+"""Evaluative words below FUNCTION_ZIPF that would open a phrase ("amazing pottery") without
+naming anything."""
 
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9+#'._/-]*[A-Za-z0-9+#]|[A-Za-z0-9]")
 _SENTENCE = re.compile(r"[.!?;:\n]+(?:\s+|$)|\s*[,&()\[\]\"]\s*|\s+-\s+")
 _KEYWORD_SPLIT = re.compile(r"[,;\n]+")
+_BACKTICKED = re.compile(r"`([^`\n]{2,60})`")
+_VERSION = re.compile(r"v?\d+(?:\.\d+)+[a-z0-9]*")
+_FILE = re.compile(r"[\w.-]*\w\.[a-z][a-z0-9]{0,5}")
+
+PRIORITY = {
+    "name": 0,
+    "path": 0,
+    "file": 0,
+    "version": 0,
+    "command": 0,
+    "identifier": 0,
+    "tag": 1,
+    "keyword": 1,
+    "phrase": 2,
+    "term": 3,
+}
+"""Kinds, most specific first: a memory's concepts are chosen in this order."""
 
 
 @dataclass(frozen=True, slots=True)
 class Concept:
     name: str  # normalised key, unique per namespace
     display: str  # the surface form first seen
-    kind: str  # entity | tag | keyword | phrase | term
+    kind: str  # a key of PRIORITY
+
+
+@lru_cache(maxsize=65536)
+def zipf(word: str) -> float:
+    """How common a word is in English (wordfreq's Zipf scale: 7 "the", 3 a rare word, 0 unknown)."""
+    return zipf_frequency(word.lower(), "en")
+
+
+def is_common(word: str) -> bool:
+    """An everyday English word (`COMMON_ZIPF`)."""
+    return zipf(word) >= COMMON_ZIPF
 
 
 def singular(word: str) -> str:
@@ -54,12 +101,14 @@ def singular(word: str) -> str:
     return word[:-1]
 
 
-def normalise(text: str) -> str:
+def normalise(text: str, fold_plural: bool = True) -> str:
+    """The concept key of a surface form: lower case, no possessive, the last word singular
+    (`fold_plural`; not for a name: "Kubernetes", "James")."""
     words = [w.strip("'._/-") for w in text.lower().split()]
-    words = [w for w in words if w]
+    words = [w[:-2] if w.endswith("'s") else w for w in words if w]
     if not words:
         return ""
-    if words[-1].isalpha():
+    if fold_plural and words[-1].isalpha():
         words[-1] = singular(words[-1])
     return " ".join(words)
 
@@ -68,9 +117,26 @@ def _is_capitalised(token: str) -> bool:
     return token[0].isupper() or (token.isupper() and len(token) > 1) or any(c.isupper() for c in token[1:])
 
 
-def _looks_technical(token: str) -> bool:
-    """Identifiers such as pgvector, k8s, next.js, ci/cd: keep even in lower case."""
-    return any(c.isdigit() for c in token) or any(c in "._/+#" for c in token[1:-1])
+def technical_kind(token: str) -> str | None:
+    """The kind of a token written as technical values are, or None for a plain word: a path
+    (`app/graph`), a version (`v2.3`, `3.12`), a file (`extract.py`), an identifier (`ts_rank`,
+    `k8s`, `next.js`, `eu-west-1`) or a CamelCase technology (`CloudNativePG`, `pgVector`)."""
+    if not any(c.isalpha() for c in token):
+        return None
+    lower = token.lower()
+    if "/" in token[1:-1]:
+        return "path"
+    if _VERSION.fullmatch(lower):
+        return "version"
+    if "." in token[1:-1] and _FILE.fullmatch(lower) and not is_common(lower.rsplit(".", 1)[1]):
+        return "file"
+    if any(c.isdigit() for c in token) or any(c in "._+#" for c in token[1:-1]):
+        return "identifier"
+    if "-" in token[1:-1] and not is_common(lower):
+        return "identifier"
+    if any(c.isupper() for c in token[1:]) and any(c.islower() for c in token):
+        return "name"  # CamelCase: a product or technology
+    return None
 
 
 _RANDOM_RUN = re.compile(r"[A-Za-z0-9+/_=-]{20,}")
@@ -87,53 +153,86 @@ def _looks_random(display: str) -> bool:
     return False
 
 
-def _spans(sentence: str) -> list[tuple[str, str]]:
-    """(display, kind) candidates from one sentence."""
-    tokens = _TOKEN.findall(sentence)
+def _phrases(words: list[str]) -> list[tuple[str, str]]:
+    """Phrases and rare terms of a run of lower-case content words (none as common as
+    FUNCTION_ZIPF): the run's last two or three words when one of them is rare, each rare word on
+    its own. Fillers are cut from the front."""
+    found = [(w, "term") for w in words if len(w) >= 4 and not is_common(w) and not w.endswith(_NOT_A_THING)]
+    while words and words[0] in FILLERS:
+        words = words[1:]
+    if len(words) >= 2:
+        tail = words[-3:] if len(words) <= 3 else words[-2:]
+        # English compounds modify with the singular ("cache keys"); a modifier ending in -s is
+        # mostly a verb ("reads secrets"), and a head ending in -ed or -ly closes a clause
+        modifiers_singular = not any(w.endswith("s") and not w.endswith("ss") for w in tail[:-1])
+        if modifiers_singular and not tail[-1].endswith(_NOT_A_THING) and any(not is_common(w) for w in tail):
+            found.append((" ".join(tail), "phrase"))
+    return found
+
+
+def _spans(sentence: str, names: frozenset[str]) -> list[tuple[str, str]]:
+    """(display, kind) candidates from one sentence; `names` are the words the memory writes
+    capitalised inside a sentence."""
     found: list[tuple[str, str]] = []
     run: list[str] = []
     phrase: list[str] = []
 
-    def flush_entity() -> None:
-        words = run[:]
-        while words and words[0].lower() in STOPWORDS:
-            words.pop(0)
-        if words and (len(words) > 1 or words[0].lower() not in STOPWORDS):
-            found.append((" ".join(words[:4]), "entity"))
+    def flush_name() -> None:
+        if run:
+            found.append((" ".join(run[:4]), "name"))
         run.clear()
 
     def flush_phrase() -> None:
-        if 2 <= len(phrase) <= 3:
-            found.append((" ".join(phrase), "phrase"))
-        elif len(phrase) > 3:
-            found.append((" ".join(phrase[-2:]), "phrase"))
-        if len(phrase) >= 1:
-            head = phrase[-1]
-            if len(head) >= 4:
-                found.append((head, "term"))
+        found.extend(_phrases(phrase[:]))
         phrase.clear()
 
-    for token in tokens:
+    for position, token in enumerate(_TOKEN.findall(sentence)):
+        token = token[:-2] if token.endswith("'s") else token
         lower = token.lower()
-        if _is_capitalised(token) and lower not in STOPWORDS:
-            flush_phrase()
-            run.append(token)
-            continue
-        if run:
-            flush_entity()
-        if lower in STOPWORDS or lower.isdigit() or len(lower) < 3:
+        if "'" in token:  # a contraction ("how'd", "I'm")
+            flush_name()
             flush_phrase()
             continue
-        if _looks_technical(lower):
+        kind = technical_kind(token)
+        if kind is not None and kind != "name":
+            flush_name()
             flush_phrase()
-            if not any(c.isalpha() for c in lower):
+            found.append((token, kind))
+            continue
+        if _is_capitalised(token) and len(token) > 1:
+            if position > 0:
+                name = zipf(lower) < NAME_BREAK_ZIPF
+            else:  # at a sentence's start capitals say little (`OPENING_NAME_ZIPF`)
+                name = kind == "name" or token.isupper() or lower in names or zipf(lower) < OPENING_NAME_ZIPF
+                name = name and not lower.endswith(_NOT_A_THING)
+            if name:
+                flush_phrase()
+                run.append(token)
+                if position == 0:
+                    flush_name()  # an opening name stands alone ("Upgraded Postgres" is two words)
                 continue
-            found.append((lower, "entity"))
-            continue
-        phrase.append(lower)
-    if run:
-        flush_entity()
+            if position == 0:  # a rare opening word may be a name or a verb: a term, in no phrase
+                found.extend(_phrases([lower]))
+                continue
+        flush_name()
+        if lower.isalpha() and len(lower) >= 3 and zipf(lower) < FUNCTION_ZIPF:
+            phrase.append(lower)
+        else:
+            flush_phrase()
+    flush_name()
     flush_phrase()
+    return found
+
+
+def _commands(content: str) -> list[tuple[str, str]]:
+    """Spans in backticks: a command (`make lint`) or, written as one, a path, file or identifier."""
+    found = []
+    for span in _BACKTICKED.findall(content):
+        span = span.strip()
+        if not span or len(span.split()) > 4:
+            continue
+        kind = technical_kind(span) if " " not in span else None
+        found.append((span, kind or "command"))
     return found
 
 
@@ -148,14 +247,23 @@ def extract_concepts(
     candidates += [(t, "tag") for t in tags or []]
     if expanded_keywords:
         candidates += [(k.strip(), "keyword") for k in _KEYWORD_SPLIT.split(expanded_keywords) if k.strip()]
-    for sentence in _SENTENCE.split(content):
-        candidates += _spans(sentence)
-    priority = {"entity": 0, "tag": 1, "keyword": 1, "phrase": 2, "term": 3}
-    candidates.sort(key=lambda c: priority[c[1]])
+    candidates += _commands(content)
+    sentences = _SENTENCE.split(_BACKTICKED.sub(" , ", content))
+    names = frozenset(
+        token.lower()
+        for sentence in sentences
+        for token in _TOKEN.findall(sentence)[1:]
+        if token[0].isupper() and zipf(token) < NAME_BREAK_ZIPF
+    )
+    for sentence in sentences:
+        candidates += _spans(sentence, names)
+    candidates.sort(key=lambda c: PRIORITY[c[1]])
     seen: dict[str, Concept] = {}
     for display, kind in candidates:
-        name = normalise(display)
-        if len(name) < 2 or name in STOPWORDS or len(name) > 80 or name in seen or _looks_random(display):
+        name = normalise(display, fold_plural=kind in ("phrase", "term", "tag", "keyword"))
+        if len(name) < 2 or len(name) > 80 or name in seen or _looks_random(display):
+            continue
+        if kind == "term" and is_common(name):  # a plural's singular can be common ("statements")
             continue
         seen[name] = Concept(name=name, display=display.strip(), kind=kind)
         if len(seen) >= max_concepts:

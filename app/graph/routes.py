@@ -44,6 +44,9 @@ class NeighborsIn(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
 class Neighbor(ConceptOut, kw_only=True):
     weight: float
+    """Memories mentioning both concepts."""
+    association: float
+    """How strongly the two are tied, 0 to 1 (`app.graph.browse.association`): strongest first."""
 
 
 class MergeIn(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -144,7 +147,9 @@ class GraphController(Controller):
         result: dict[str, list[Neighbor]] = {str(cid): [] for cid in data.concept_ids}
         for r in await state.db.read.fetch(NEIGHBORS, list(public_of), request.user.id):
             fields = {f: r[f] for f in ConceptOut.__struct_fields__}
-            result[str(public_of[r["seed"]])].append(Neighbor(**fields, weight=r["weight"]))
+            result[str(public_of[r["seed"]])].append(
+                Neighbor(**fields, weight=r["weight"], association=r["association"])
+            )
         return result
 
     @post(

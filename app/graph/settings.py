@@ -9,8 +9,10 @@ from app.core.settings import Section
 
 class GraphSettings(Section):
     enabled: bool = Field(default=True, description="extract concepts on store and run the graph leg")
+    # A quarter: with concepts limited to what a person would name (app/graph/extract.py), the leg
+    # finds fewer memories, and at the weight of a text leg it outranked their best hits.
     weight: float = Field(
-        default=1.0,
+        default=0.25,
         ge=0,
         le=10,
         description="RRF weight of the graph leg",

@@ -82,8 +82,8 @@
 --
 -- [strongest edges] The graph walk's two hops read a concept's neighbours the same way: the
 --   strongest edges at each end, in weight order from the (end, weight DESC) edge indexes, twice
---   the fanout so that skipping hub concepts still leaves enough, then the fanout strongest
---   non-hub neighbours.
+--   the fanout so that skipping hub concepts still leaves enough, then the fanout non-hub
+--   neighbours most strongly associated with it (`association`).
 -- fragment: own_scope(m)
 -- m's namespace is one of the caller's own in scope (not one shared with them): where their
 -- sensitive memories may be (app/db/fragments.sql, `visible_to`).
@@ -179,6 +179,13 @@ UNION ALL
  WHERE n.id = c.namespace_id
    AND c.namespace_id = ANY((SELECT ids FROM scope_ids)::bigint[])
  OFFSET 0)
+
+-- fragment: association(together, df_a, df_b)
+-- How strongly an edge ties two concepts, 0 to 1: the memories mentioning both (`together`, the
+-- edge's weight) among those mentioning either (Jaccard), one memory added below the line so that
+-- two concepts met once weigh less than two met together every time of many, and a tie to a
+-- concept in many memories weighs little (app/graph/browse.py's `association`, as the UI shows it).
+(together / (df_a + df_b - together + 1.0))
 
 -- name: recall
 WITH RECURSIVE
@@ -381,7 +388,7 @@ graph_feedback AS (
 -- above 0 (concept embeddings on and a query vector), the concepts nearest to the query.
 graph_seeds AS (
     (SELECT c.id AS concept_id, 1.0::float8 AS activation, c.display_name AS path,
-            ln(1 + s.graph_memories::float8 / greatest(c.doc_freq, 1)) AS specificity
+            ln(1 + s.graph_memories::float8 / greatest(c.doc_freq, 1)) AS specificity, c.doc_freq
      FROM (
          -- [concept names] by name, between the scope's first and last id [scope bounds]; the
          -- namespace lookup below keeps the scope's own
@@ -403,7 +410,7 @@ graph_seeds AS (
     UNION ALL
     -- a scope of few namespaces: the nearest concepts of each [per namespace]
     SELECT near.id, near.similarity, near.display_name,
-           ln(1 + s.graph_memories::float8 / greatest(near.doc_freq, 1))
+           ln(1 + s.graph_memories::float8 / greatest(near.doc_freq, 1)), near.doc_freq
     FROM unnest((SELECT ids FROM scope_ids)) AS scope (namespace_id)
     CROSS JOIN LATERAL (
         SELECT c.id, c.namespace_id, c.display_name, c.doc_freq,
@@ -422,7 +429,7 @@ graph_seeds AS (
     UNION ALL
     -- a scope of many namespaces: the nearest concepts of all of them together [namespace count]
     SELECT near.id, near.similarity, near.display_name,
-           ln(1 + s.graph_memories::float8 / greatest(near.doc_freq, 1))
+           ln(1 + s.graph_memories::float8 / greatest(near.doc_freq, 1)), near.doc_freq
     FROM (
         SELECT c.id, c.namespace_id, c.display_name, c.doc_freq,
                1 - (c.embedding <=> :query_vec::halfvec) AS similarity
@@ -442,12 +449,12 @@ graph_seeds AS (
 -- activated first-hop concepts go on, so the walk reads O(seeds + fanout) edge lists, never fanout².
 graph_hop1 AS (
     SELECT nb.id AS concept_id, f.activation * :graph_hop_decay::float8 * nb.strength AS activation,
-           f.path || ' > ' || nb.display_name AS path, nb.specificity
+           f.path || ' > ' || nb.display_name AS path, nb.specificity, nb.doc_freq
     FROM graph_seeds f
     CROSS JOIN LATERAL (
         -- [strongest edges] of f
-        SELECT c.id, c.display_name, e.weight / (e.weight + 1.0) AS strength,
-               ln(1 + gs.graph_memories::float8 / greatest(c.doc_freq, 1)) AS specificity
+        SELECT c.id, c.display_name, {{ association(e.weight, f.doc_freq, c.doc_freq) }} AS strength,
+               ln(1 + gs.graph_memories::float8 / greatest(c.doc_freq, 1)) AS specificity, c.doc_freq
         FROM (
             (SELECT target_id AS other, weight FROM concept_edges
              WHERE source_id = f.concept_id
@@ -457,26 +464,29 @@ graph_hop1 AS (
              WHERE target_id = f.concept_id
              ORDER BY weight DESC LIMIT 2 * :graph_fanout)
         ) e
-        JOIN concepts c ON c.id = e.other
+        -- [by id]: ordered by association, a join would read every concept of a small table
+        CROSS JOIN LATERAL (
+            SELECT id, namespace_id, display_name, doc_freq FROM concepts WHERE id = e.other OFFSET 0
+        ) c
         CROSS JOIN LATERAL {{ graph_namespace(c) }} gs  -- [graph namespace]
         WHERE c.doc_freq <= gs.hub_ceiling
-        ORDER BY e.weight DESC, c.id
+        ORDER BY strength DESC, e.weight DESC, c.id
         LIMIT :graph_fanout
     ) nb
     WHERE :graph_max_hops >= 1
 ),
 graph_hop2 AS (
     SELECT nb.id AS concept_id, h.activation * :graph_hop_decay::float8 * nb.strength AS activation,
-           h.path || ' > ' || nb.display_name AS path, nb.specificity
+           h.path || ' > ' || nb.display_name AS path, nb.specificity, nb.doc_freq
     FROM (
-        SELECT concept_id, activation, path FROM graph_hop1
+        SELECT concept_id, activation, path, doc_freq FROM graph_hop1
         ORDER BY activation DESC, concept_id
         LIMIT :graph_fanout
     ) h
     CROSS JOIN LATERAL (
         -- [strongest edges] of h
-        SELECT c.id, c.display_name, e.weight / (e.weight + 1.0) AS strength,
-               ln(1 + gs.graph_memories::float8 / greatest(c.doc_freq, 1)) AS specificity
+        SELECT c.id, c.display_name, {{ association(e.weight, h.doc_freq, c.doc_freq) }} AS strength,
+               ln(1 + gs.graph_memories::float8 / greatest(c.doc_freq, 1)) AS specificity, c.doc_freq
         FROM (
             (SELECT target_id AS other, weight FROM concept_edges
              WHERE source_id = h.concept_id
@@ -486,10 +496,13 @@ graph_hop2 AS (
              WHERE target_id = h.concept_id
              ORDER BY weight DESC LIMIT 2 * :graph_fanout)
         ) e
-        JOIN concepts c ON c.id = e.other
+        -- [by id]: ordered by association, a join would read every concept of a small table
+        CROSS JOIN LATERAL (
+            SELECT id, namespace_id, display_name, doc_freq FROM concepts WHERE id = e.other OFFSET 0
+        ) c
         CROSS JOIN LATERAL {{ graph_namespace(c) }} gs  -- [graph namespace]
         WHERE c.doc_freq <= gs.hub_ceiling
-        ORDER BY e.weight DESC, c.id
+        ORDER BY strength DESC, e.weight DESC, c.id
         LIMIT :graph_fanout
     ) nb
     WHERE :graph_max_hops >= 2

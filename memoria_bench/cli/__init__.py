@@ -12,6 +12,7 @@ from __future__ import annotations
 import click
 
 from memoria_bench.cli.common import START_KEY
+from memoria_bench.cli.concepts import concepts
 from memoria_bench.cli.hook import bench_hook
 from memoria_bench.cli.recall import extraction, latency, quality
 from memoria_bench.cli.redaction import secrets
@@ -45,6 +46,7 @@ for _command in (
     bench_hook,
     session,
     supersede,
+    concepts,
     usage,
     report,
 ):
