@@ -190,10 +190,13 @@ async def test_a_concepts_page_lists_its_strongest_links_first_and_offers_more(
     assert answer.status_code == 200
     table = answer.text.split("<tbody>")[1].split("</tbody>")[0]
     rows = re.findall(
-        r'<a href="/concepts/\d+">([^<]+)</a></td><td class="num">\d+</td><td class="num">([\d.]+)<', table
+        r'<a href="/concepts/\d+">([^<]+)</a></td><td class="num">\d+</td>'
+        r'<td class="num">(\d+)</td><td class="num">([\d.]+)<',
+        table,
     )
     assert len(rows) == 12, rows
-    assert rows[:3] == [("Pgbouncer", "5.00"), ("Alembic", "3.00"), ("Once00", "1.00")]
+    # association: memories naming both / (naming either + 1), e.g. 5 / (30 + 6 - 5 + 1)
+    assert rows[:3] == [("Pgbouncer", "5", "0.16"), ("Alembic", "3", "0.09"), ("Once00", "1", "0.03")]
     assert "12 of 22 linked concepts, strongest first" in answer.text
     assert f'href="/concepts/{seed_id}?links=48">Show more links<' in answer.text
     assert f'data-src="/concepts/{seed_id}/neighborhood.json"' in answer.text

@@ -67,25 +67,27 @@ LIMIT $4 OFFSET $5
 """
 _BROWSE_BY = {sort: _BROWSE.replace("{order}", order) for sort, order in CONCEPT_ORDERS.items()}
 
-# A concept's strongest links: the concepts it co-occurs with, heaviest edge first, at most $2,
-# with how many it has in all (`total`, for "show more").
+# A concept's strongest links: the concepts it co-occurs with, strongest association first (ties:
+# the heavier edge), at most $2, with how many it has in all (`total`, for "show more").
 _STRONGEST_LINKS = f"""
-SELECT {_CONCEPT_COLUMNS}, c.id AS internal_id, e.weight, count(*) OVER () AS total
+SELECT {_CONCEPT_COLUMNS}, c.id AS internal_id, e.weight, {association("s", "c")} AS association,
+       count(*) OVER () AS total
 FROM concept_edges e
+JOIN concepts s ON s.id = $1
 JOIN concepts c ON c.id = CASE WHEN e.source_id = $1 THEN e.target_id ELSE e.source_id END
 JOIN namespaces n ON n.id = c.namespace_id
 WHERE e.source_id = $1 OR e.target_id = $1
-ORDER BY e.weight DESC, c.id
+ORDER BY association DESC, e.weight DESC, c.id
 LIMIT $2
 """
 
-# The edges among some concepts (internal ids $1), heaviest first, at most $2: the links between a
-# concept's strongest neighbours, which the graph view draws beside the concept's own.
-_EDGES_AMONG = """
-SELECT s.public_id AS source, t.public_id AS target, e.weight
+# The edges among some concepts (internal ids $1), strongest association first, at most $2: the
+# links between a concept's strongest neighbours, which the graph view draws beside its own.
+_EDGES_AMONG = f"""
+SELECT s.public_id AS source, t.public_id AS target, e.weight, {association("s", "t")} AS association
 FROM concept_edges e JOIN concepts s ON s.id = e.source_id JOIN concepts t ON t.id = e.target_id
 WHERE e.source_id = ANY($1::bigint[]) AND e.target_id = ANY($1::bigint[])
-ORDER BY e.weight DESC, e.id
+ORDER BY association DESC, e.weight DESC, e.id
 LIMIT $2
 """
 
@@ -181,6 +183,9 @@ class ConceptPage(msgspec.Struct, kw_only=True):
 class Link(msgspec.Struct, kw_only=True):
     concept: ConceptOut
     weight: float
+    """Memories mentioning both concepts."""
+    association: float
+    """How strongly the link ties them, 0 to 1 (`association`): what links are ranked by."""
 
 
 class StrongestLinks(msgspec.Struct, kw_only=True):
@@ -266,15 +271,15 @@ async def browse_concepts(
 
 
 async def strongest_links(conn: Conn, concept: asyncpg.Record, limit: int) -> StrongestLinks:
-    """An owned concept's (`owned_concept`'s row) `limit` heaviest links, heaviest first: with
-    co-occurrence counts for weights, a well-known concept links to many others once, and the few
-    that recur are what a person wants to see."""
+    """An owned concept's (`owned_concept`'s row) `limit` strongest links by association: a
+    well-known concept co-occurs with many others once or twice, and the links that tie two concepts
+    together (most memories of either name both) are what a person wants to see."""
     return _links_of(await conn.fetch(_STRONGEST_LINKS, concept["internal_id"], limit))
 
 
 def _links_of(rows: list[asyncpg.Record]) -> StrongestLinks:
     return StrongestLinks(
-        links=[Link(concept=concept_of(r), weight=r["weight"]) for r in rows],
+        links=[Link(concept=concept_of(r), weight=r["weight"], association=r["association"]) for r in rows],
         total=rows[0]["total"] if rows else 0,
     )
 
@@ -286,12 +291,19 @@ async def strongest_neighborhood(conn: Conn, concept: asyncpg.Record, limit: int
     among = await conn.fetch(_EDGES_AMONG, [r["internal_id"] for r in rows], limit)
     seed = concept_of(concept)
     links = _links_of(rows).links
-    own = [(seed.id, link.concept.id, link.weight) for link in links]
-    between = [(r["source"], r["target"], r["weight"]) for r in among]
+    own = [(seed.id, link.concept.id, link.weight, link.association) for link in links]
+    between = [(r["source"], r["target"], r["weight"], r["association"]) for r in among]
     return Neighborhood(
         nodes=[seed, *(link.concept for link in links)],
         edges=[
-            GraphEdge(source=source, target=target, weight=weight, relation="co_occurs", evidence=[])
-            for source, target, weight in own + between
+            GraphEdge(
+                source=source,
+                target=target,
+                weight=weight,
+                association=association,
+                relation="co_occurs",
+                evidence=[],
+            )
+            for source, target, weight, association in own + between
         ],
     )
