@@ -6,8 +6,9 @@ OpenCode reads MCP servers from the `mcp` object of its config, `opencode.json` 
 OpenCode replaces `{env:NAME}` anywhere in its config with that variable from its environment, so
 the `Authorization` header names `{env:MEMORIA_CLIENT__API_KEY}` and the key is never written; it
 runs no command for headers, so without that variable the header is `Bearer ` and the tools are
-unreachable (the install says so). `oauth: false`: Memoria takes API keys, so OpenCode is not to
-start an OAuth flow when the server answers 401.
+unreachable (the install says so). Its `{file:PATH}` would read the key file instead, but a missing
+file makes OpenCode refuse to start, so it is not used (docs/agents/opencode.md). `oauth: false`:
+Memoria takes API keys, so OpenCode is not to start an OAuth flow when the server answers 401.
 
 OpenCode names a server's tools `<server>_<tool>` (`memoria_memory_store`) and allows every tool
 unless the person's `permission` says otherwise; `approve_tools` (opt in: `--approve-tools`) adds
