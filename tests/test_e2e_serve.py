@@ -140,6 +140,20 @@ def server_factory(env: dict[str, str]) -> Iterator[ServerFactory]:
         os.kill(pid, signal.SIGINT)  # a failed test must not leave its PostgreSQL behind (fast shutdown)
 
 
+def _assert_a_second_serve_is_refused(env: dict[str, str]) -> None:
+    """A second `memoria serve` on the data directory of a running one exits non-zero, saying so."""
+    second = subprocess.run(
+        [MEMORIA, "serve"],
+        env=env | {"MEMORIA_SERVER__PORT": str(free_port())},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert second.returncode != 0
+    assert "already using the data directory" in second.stderr, second.stderr
+
+
 def _cmdline(pid: int) -> str:
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
@@ -163,16 +177,7 @@ def test_serve_stores_over_http_refuses_a_second_serve_on_its_data_dir_and_survi
     memory_id = stored.json()["id"]
 
     # a second `memoria serve` on the same data directory is refused, and the first one serves on
-    second = subprocess.run(
-        [MEMORIA, "serve"],
-        env=env | {"MEMORIA_SERVER__PORT": str(free_port())},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert second.returncode != 0
-    assert "already using the data directory" in second.stderr
+    _assert_a_second_serve_is_refused(env)
     assert httpx.get(f"{server.base}/readyz").status_code == 200
 
     # admin commands work while the server runs (they join the same embedded postmaster)
@@ -255,16 +260,7 @@ def test_a_clean_stop_after_serve_was_killed_stops_postgres_and_a_second_serve_i
     server = server_factory()
     server.wait_ready()
     assert _postmaster_pid(env) == postmaster  # joined the running one
-    refused = subprocess.run(
-        [MEMORIA, "serve"],
-        env=env | {"MEMORIA_SERVER__PORT": str(free_port())},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert refused.returncode != 0
-    assert "already using the data directory" in refused.stderr
+    _assert_a_second_serve_is_refused(env)
 
     server.stop()
     assert server.proc.returncode == 0
