@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
 from app.core.settings import Section
+from app.recall.query_shape import QueryShape
+from app.recall.schemas import Leg
+
+LegFactor = Annotated[float, Field(ge=0, le=10)]
+
+
+def _default_shape_factors() -> dict[QueryShape, dict[Leg, float]]:
+    return {"advice": {"dense": 2.0}, "temporal": {"dense": 0.5}}
 
 
 class RecallSettings(Section):
@@ -38,6 +46,19 @@ class RecallSettings(Section):
         ge=0,
         le=10,
         description="RRF weight of the dense leg; a request may override it (0: off).",
+    )
+    query_shapes: bool = Field(
+        default=False,
+        description="shape-aware fusion: read the query's shape (advice, temporal or other: "
+        "app/recall/query_shape.py) and multiply the configured leg weights by that shape's factors in "
+        "shape_leg_factors; a request's own weights still win, leg by leg",
+    )
+    shape_leg_factors: dict[QueryShape, dict[Leg, LegFactor]] = Field(
+        default_factory=_default_shape_factors,
+        description="per query shape, the factor each leg's configured weight is multiplied by when "
+        "query_shapes is on (a shape or leg not named: 1). An advice ask is answered by memories of the "
+        "asker's tastes, which share its meaning more than its words (dense); a temporal question names "
+        "the event it dates, which the words find better than the meaning (lexical)",
     )
     importance_prior: float = Field(
         default=0.3, ge=0, le=1, description="final = fused * (1 - p + p * importance)"
