@@ -26,7 +26,7 @@ from pgvector import HalfVector
 from app.auth.service import create_user
 from app.db import create_database, read_only_transaction
 from app.db.plans import StatementTimer, walk_plan
-from app.db.queries import compile_named, expand, fragment_text, named_parameters, parse, shared_fragments
+from app.db.queries import compile_named, expand, fragment_text, fragments_of, named_parameters, parse
 from app.embeddings import LocalEmbedder
 from app.memories.service import content_hash
 from app.recall.schemas import LegWeights, RecallRequest
@@ -193,7 +193,7 @@ def test_every_copy_of_the_scope_rule_is_the_fragment_expanded() -> None:
 
 async def test_the_service_runs_recall_sql_as_shipped(db_url: str, embedder: LocalEmbedder) -> None:
     sql_file = parse(SHIPPED.read_text(encoding="utf-8"))
-    expanded = expand(sql_file.queries["recall"], shared_fragments() | sql_file.fragments)
+    expanded = expand(sql_file.queries["recall"], fragments_of("app.recall", SHIPPED.name))
     shipped = StatementTimer(compile_named(expanded, parameter_names()))
     db = await create_database(db_url, DatabaseSettings(url=db_url, pool_min_size=1, pool_max_size=1))
     try:

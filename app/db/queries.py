@@ -163,15 +163,21 @@ def shared_fragments() -> dict[str, Fragment]:
 
 
 @cache
-def load_queries(package: str, name: str) -> dict[str, str]:
-    """The named queries of `name` (a file shipped in `package`), fragments expanded, `:name`
-    parameters kept; read on first use. A marker left unexpanded is an error, not a query."""
+def fragments_of(package: str, name: str) -> dict[str, Fragment]:
+    """Every fragment a file's queries may use: the shared ones, those of the files its `-- uses:`
+    lines name, and its own."""
     sql_file = _read(package, name)
     fragments = shared_fragments()
     for used in sql_file.uses:
         fragments |= _read(*used).fragments
-    fragments |= sql_file.fragments
-    expanded = {query: expand(text, fragments) for query, text in sql_file.queries.items()}
+    return fragments | sql_file.fragments
+
+
+def load_queries(package: str, name: str) -> dict[str, str]:
+    """The named queries of `name` (a file shipped in `package`), fragments expanded, `:name`
+    parameters kept; read on first use. A marker left unexpanded is an error, not a query."""
+    fragments = fragments_of(package, name)
+    expanded = {query: expand(text, fragments) for query, text in _read(package, name).queries.items()}
     for query, text in expanded.items():
         if "{{" in text:
             raise ValueError(f"{name}: {query} keeps an unexpanded marker")
@@ -187,7 +193,7 @@ def with_shared_fragments(sql: str) -> str:
 
 def fragment_text(name: str, *args: str, package: str = SHARED[0], file: str = SHARED[1]) -> str:
     """Fragment `name` of a file applied to `args` and expanded, as a query using it holds it."""
-    fragments = shared_fragments() | _read(package, file).fragments
+    fragments = fragments_of(package, file)
     return expand(fragments[name].applied(args), fragments)
 
 

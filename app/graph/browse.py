@@ -12,7 +12,7 @@ from typing import Any, Literal, TypeAlias
 import asyncpg
 import msgspec
 
-from app.db.queries import with_shared_fragments
+from app.db.queries import fragment_text, with_shared_fragments
 
 Conn: TypeAlias = asyncpg.Pool | asyncpg.Connection
 
@@ -28,14 +28,14 @@ WHERE c.public_id = $1 AND n.user_id = $2
 """
 
 
-# How strongly edge `e` ties its ends `a` and `b`: the memories mentioning both among those
-# mentioning either (Jaccard), with one memory added to the denominator so that two concepts met
-# once (both 1, co-occurring once: 0.5) weigh less than two met together every time of many
-# (5 of 5: 0.83), and a tie to a concept in many memories weighs little (1 of 1 and 10: 0.09).
-# Read from the counts the indexing job keeps (the edge's `weight`, each concept's `doc_freq`).
 def association(a: str, b: str) -> str:
-    """The SQL of edge `e`'s association between concept rows `a` and `b` (see above)."""
-    return f"round((e.weight / ({a}.doc_freq + {b}.doc_freq - e.weight + 1.0))::numeric, 3)::float8"
+    """The SQL of edge `e`'s association between concept rows `a` and `b`, rounded as the routes
+    answer it: the graph's `association` fragment (app/graph/fragments.sql), which recall's graph
+    leg uses too."""
+    ratio = fragment_text(
+        "association", "e.weight", f"{a}.doc_freq", f"{b}.doc_freq", package="app.graph", file="fragments.sql"
+    )
+    return f"round({ratio}::numeric, 3)::float8"
 
 
 # The public ids of (at most five) evidence memories of edge `e`, in the edge's order.

@@ -3,8 +3,10 @@
 -- This is the statement as PostgreSQL runs it, except that parameters are named (:name) and each
 -- rule it repeats is written once, as a fragment below, and used as `{{ fragment(args) }}`
 -- (app/db/queries.py expands them on first use; `visible_to` is app/db/fragments.sql's, shared with
--- every read path). app/recall/statement.py binds the parameters from RecallArgs, whose field
--- order numbers them $1, $2, ... (in the order the expanded statement first uses them).
+-- every read path; `association` is the concept graph's, app/graph/fragments.sql).
+-- uses: app.graph/fragments.sql
+-- app/recall/statement.py binds the parameters from RecallArgs, whose field order numbers them $1,
+-- $2, ... (in the order the expanded statement first uses them).
 --
 -- Legs are CTEs that each yield (id, rank): lexical, dense, graph; the graph leg also starts from
 -- the best hits of the first two. Fusion is weighted Reciprocal Rank Fusion, sum(w_leg / (k +
@@ -179,13 +181,6 @@ UNION ALL
  WHERE n.id = c.namespace_id
    AND c.namespace_id = ANY((SELECT ids FROM scope_ids)::bigint[])
  OFFSET 0)
-
--- fragment: association(together, df_a, df_b)
--- How strongly an edge ties two concepts, 0 to 1: the memories mentioning both (`together`, the
--- edge's weight) among those mentioning either (Jaccard), one memory added below the line so that
--- two concepts met once weigh less than two met together every time of many, and a tie to a
--- concept in many memories weighs little (app/graph/browse.py's `association`, as the UI shows it).
-(together / (df_a + df_b - together + 1.0))
 
 -- name: recall
 WITH RECURSIVE
