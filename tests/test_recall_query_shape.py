@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
+from pydantic import ValidationError
 
 from app.embeddings import LocalEmbedder
 from app.factory import create_app
@@ -85,6 +86,12 @@ def test_the_default_factors_lean_advice_on_dense_and_temporal_on_lexical() -> N
     temporal = LegPlan.for_request(None, SHAPES_ON, GRAPH, "When did I buy the coffee maker?")
     assert advice.weights["dense"] > advice.weights["lexical"]
     assert temporal.weights["dense"] < temporal.weights["lexical"]
+
+
+def test_a_factor_out_of_range_or_an_unknown_shape_or_leg_is_refused() -> None:
+    for factors in ({"advice": {"dense": 11.0}}, {"advise": {"dense": 2.0}}, {"advice": {"sparse": 2.0}}):
+        with pytest.raises(ValidationError):
+            RecallSettings.model_validate({"shape_leg_factors": factors})
 
 
 def _settings(**changes: Any) -> EffectiveSettings:
