@@ -39,6 +39,7 @@ SHAPES_ON = RecallSettings(query_shapes=True)
         ("Where did Gina work in 2019?", "temporal", "2019"),
         ("What are Joanna's hobbies?", "other", None),
         ("database connection pooling", "other", None),
+        ("May I ask which cache we chose? It may matter.", "other", None),  # "may", the verb
     ],
 )
 def test_a_clear_query_reads_as_its_shape_with_the_word_that_decided_it(
@@ -54,8 +55,9 @@ def test_an_advice_word_said_of_someone_else_asks_for_a_fact_not_for_advice() ->
 
 
 def test_with_shapes_off_the_query_does_not_change_the_weights() -> None:
-    off = LegPlan.for_request(None, RecallSettings(), GRAPH, "Can you recommend a documentary?")
-    plain = LegPlan.for_request(None, RecallSettings(), GRAPH)
+    shapes_off = RecallSettings(query_shapes=False)
+    off = LegPlan.for_request(None, shapes_off, GRAPH, "Can you recommend a documentary?")
+    plain = LegPlan.for_request(None, shapes_off, GRAPH)
     assert off.shape is None and off.weights == plain.weights
     assert set(off.sources.values()) == {"settings"}
 
@@ -79,6 +81,11 @@ def test_the_request_weights_win_over_the_shape_leg_by_leg() -> None:
     assert plan.shape is not None and plan.shape.name == "temporal"
     assert plan.weights["dense"] == 1.0 and plan.sources["dense"] == "request"
     assert plan.sources["lexical"] == "settings"
+
+
+def test_shape_aware_fusion_is_on_by_default_and_a_plan_without_a_query_has_no_shape() -> None:
+    assert RecallSettings().query_shapes
+    assert LegPlan.for_request(None, RecallSettings(), GRAPH).shape is None
 
 
 def test_the_default_factors_lean_advice_on_dense_and_temporal_on_lexical() -> None:

@@ -12,7 +12,8 @@ cue the query holds wins, in this order:
   question needs is a memory about the asker's tastes and circumstances, which shares meaning with
   the question more often than its words: the dense leg's kind of match.
 - **temporal**: the question asks when, how long, or in which order ("When did...", "How many days
-  ago...", "Which happened first..."), or names a date (a month or weekday name, a year).
+  ago...", "Which happened first..."), or names a date: a year, or a month or weekday name written
+  as a name, capitalised after the first word ("in May", not "may I" or "it may").
 - **other**: everything else.
 
 The cue words are words of English (how a person asks for advice, how a question asks about time),
@@ -79,8 +80,10 @@ def query_shape(query: str) -> Shape:
             if stem in _stems(ADVICE_WORDS):
                 return Shape("advice", word)
     for word, stem in zip(words, stems, strict=True):
-        if stem in _stems(TEMPORAL_WORDS) or word in _date_names() or _YEAR.match(word):
+        if stem in _stems(TEMPORAL_WORDS) or _YEAR.match(word):
             return Shape("temporal", word)
+    if date := _date_name(query):
+        return Shape("temporal", date.lower())
     return Shape("other")
 
 
@@ -96,11 +99,19 @@ def _stems(words: tuple[str, ...]) -> frozenset[str]:
     return frozenset(_stem(word) for word in words)
 
 
+def _date_name(text: str) -> str | None:
+    """The first month or weekday name `text` writes as a name: capitalised, after its first word
+    (the first word of a question is capitalised whatever it is: "May I...")."""
+    found = _date_names().search(text)
+    return found[1] if found else None
+
+
 @cache
-def _date_names() -> frozenset[str]:
-    """Month and weekday names, lower case (the standard library's English `calendar` names)."""
-    names = [*calendar.month_name[1:], *calendar.day_name]
-    return frozenset(name.lower() for name in names)
+def _date_names() -> re.Pattern[str]:
+    """Month and weekday names as names, after the first word (the standard library's English
+    `calendar` names)."""
+    names = "|".join([*calendar.month_name[1:], *calendar.day_name])
+    return re.compile(rf"(?<=\S)\s+\W*({names})\b")
 
 
 @cache

@@ -48,7 +48,7 @@ class RecallSettings(Section):
         description="RRF weight of the dense leg; a request may override it (0: off).",
     )
     query_shapes: bool = Field(
-        default=False,
+        default=True,
         description="shape-aware fusion: read the query's shape (advice, temporal or other: "
         "app/recall/query_shape.py) and multiply the configured leg weights by that shape's factors in "
         "shape_leg_factors; a request's own weights still win, leg by leg",
