@@ -1,5 +1,6 @@
 """The shape of a recall query, read from its words: which question it is, so fusion can weigh the legs
-that answer that kind of question best (`RecallSettings.shape_weights`).
+that answer that kind of question best (`RecallSettings.shape_leg_factors`, applied in
+`LegPlan.for_request`).
 
 A deterministic rule, no model: the query is cut into words by wordfreq's tokenizer and each word
 compared by its Snowball stem, so "recommendations" and "recommend" are one. The first shape whose
@@ -30,7 +31,6 @@ from functools import cache
 from typing import Literal
 
 QueryShape = Literal["advice", "temporal", "other"]
-QUERY_SHAPES: tuple[QueryShape, ...] = ("advice", "temporal", "other")
 
 ADVICE_WORDS = ("recommend", "recommendation", "suggest", "suggestion", "advice", "advise", "tip", "should")
 """Words that ask for a suggestion (compared by stem: "tips", "suggestions" and "advising" count)."""
