@@ -2,7 +2,8 @@
 
 Systems are recall modes (`memoria_bench.modes`), not copies of the SQL: request leg weights that switch
 legs off with a weight of 0, and `all`, the configured defaults. A `--graph-weights` sweep adds
-`all@graph=<w>` systems, each compared with `lexical+dense`.
+`all@graph=<w>` systems, each compared with `lexical+dense`. Every run also scores `all` with
+shape-aware fusion switched the other way than configured (`all@shapes=on` or `all@shapes=off`).
 """
 
 from __future__ import annotations
@@ -38,6 +39,11 @@ CI_METRICS = ("recall@10", "recall@1", "mrr")
 SYSTEMS: dict[str, LegWeights | None] = dict(MODE_WEIGHTS)
 #: Every leg at the defaults, fused by normalised scores instead of ranks (`MEMORIA_RECALL__FUSION`).
 SCORE_FUSION = f"{ALL}@fusion=scores"
+#: Every leg at the defaults, with shape-aware fusion on (leg weights scaled by the query's shape,
+#: `MEMORIA_RECALL__QUERY_SHAPES`) or off (the configured weights for every query): the run adds the
+#: one that `all` is not, and compares the two.
+SHAPES_ON = f"{ALL}@shapes=on"
+SHAPES_OFF = f"{ALL}@shapes=off"
 #: The key of a report's per-query metrics (`--per-query` writes them apart; `bench compare` reads them).
 PER_QUERY = "per_query"
 #: The paired differences the report gives a bootstrap CI for (better, other).
@@ -271,6 +277,18 @@ def paired_cis(
     return {"overall": cis(everyone), "by_stratum": {s: cis(idx) for s, idx in by_stratum.items()}}
 
 
+async def run_shapes_flipped(
+    config: BenchConfig, benchmark: Benchmark, db: Database, embedder: Embedder, user_id: int
+) -> dict[str, list[dict[str, float]]]:
+    """`all` with shape-aware fusion the other way than configured: `SHAPES_ON` when it is off,
+    `SHAPES_OFF` when on, so one run compares shape-aware fusion with the fixed weights."""
+    shapes = not config.recall.query_shapes
+    flipped = replace(config, recall=config.recall.model_copy(update={"query_shapes": shapes}))
+    recall = flipped.recall_service(db, embedder)
+    per_query = await run_system(benchmark, recall, user_id, MODE_WEIGHTS[ALL])
+    return {SHAPES_ON if shapes else SHAPES_OFF: per_query}
+
+
 def pair_name(best: str, other: str) -> str:
     """`lexical+dense - lexical`: spaced, since a mode name may itself hold a `+`."""
     return f"{best} - {other}"
@@ -324,6 +342,8 @@ async def bench_quality(
     per_system[SCORE_FUSION] = await run_system(
         benchmark, by_scores.recall_service(db, embedder), user_id, MODE_WEIGHTS[ALL]
     )
+    per_system.update(await run_shapes_flipped(config, benchmark, db, embedder, user_id))
+    pairs.append((SHAPES_ON, ALL) if SHAPES_ON in per_system else (ALL, SHAPES_OFF))
     for depth in leg_depths:
         shallow = replace(config, recall=config.recall.model_copy(update={"leg_depth": depth}))
         name = f"{ALL}@depth={depth}"

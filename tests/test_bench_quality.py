@@ -134,13 +134,21 @@ async def test_every_mode_is_scored_and_printed_under_one_name_each(
         )
     finally:
         await db.close()
-    assert list(report["systems"]) == [*MODE_WEIGHTS, "all@graph=0.5", "all@fusion=scores", "all@depth=1"]
+    flipped = "all@shapes=off" if settings.recall.query_shapes else "all@shapes=on"
+    assert list(report["systems"]) == [
+        *MODE_WEIGHTS,
+        "all@graph=0.5",
+        "all@fusion=scores",
+        flipped,
+        "all@depth=1",
+    ]
     assert list(report["paired_ci"]) == [
         "lexical+dense - lexical",
         "lexical+dense - dense",
         "all - lexical+dense",
         "all - all@fusion=scores",
         "all@graph=0.5 - lexical+dense",
+        "all@shapes=on - all" if flipped == "all@shapes=on" else "all - all@shapes=off",
         "all@depth=1 - all",
     ]
     assert all(set(p["by_stratum"]) == {"single-hop", "temporal"} for p in report["paired_ci"].values())

@@ -115,8 +115,9 @@ async def test_every_tool_round_trip(served: Served) -> None:
         )
         text = text_of(recalled)
         assert not recalled.is_error, text
-        first = text.splitlines()[1]
-        assert first.startswith("#") and "[decision]" in first and " score " in first
+        first = next(line for line in text.splitlines() if line.startswith("#"))
+        assert "[decision]" in first and " score " in first
+        assert "\n  fusion: " in text and "weights lexical 1 (settings)" in text  # how legs were weighed
         memory_id = int(first[1:].split()[0])
         assert "why: lexical #1, dense #1" in text
 

@@ -442,6 +442,8 @@ async def test_recall_shows_which_leg_found_each_hit(client: Client, alice_key: 
     assert "Terraform" in first[:600]
     assert 'class="leg lexical found"' in first and 'class="leg dense found"' in first
     assert "Fused" in first and "Final" in first
+    # how the legs were weighed, and where each weight came from (the graph's: this request)
+    assert "weights lexical 1 (settings), dense 1 (settings), graph 0 (request)" in page
     bad = await client.get("/recall?q=x&w_dense=99")
     assert bad.status_code == 400 and "Dense weight" in bad.text
     nothing = await client.get("/recall?q=x&namespace=nope")

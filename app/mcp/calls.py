@@ -168,7 +168,9 @@ async def _recall(caller: Caller, args: tools.RecallToolArgs) -> str:
     except NotFound:  # nothing stored there yet (or not yours): for the agent, simply nothing
         return _nothing_in(namespace)
     limits = caller.settings
-    return render.recall_text(found.results, found.degraded, limits.max_memory_chars, limits.max_result_chars)
+    return render.recall_text(
+        found.results, found.degraded, limits.max_memory_chars, limits.max_result_chars, found.settings
+    )
 
 
 async def _get(caller: Caller, args: tools.GetToolArgs) -> str:

@@ -15,7 +15,7 @@ from typing import Protocol
 from app.links.schemas import Link, LinkList
 from app.memories.schemas import Memory, StoreResult
 from app.recall.legs import LEGS
-from app.recall.schemas import RecallHit
+from app.recall.schemas import EffectiveSettings, RecallHit
 
 
 def clip(text: str, limit: int, memory_id: int | None = None) -> str:
@@ -69,7 +69,15 @@ def _versions(hit: RecallHit) -> str:
     return marks
 
 
-def recall_text(hits: Sequence[RecallHit], degraded: bool, memory_chars: int, max_chars: int) -> str:
+def recall_text(
+    hits: Sequence[RecallHit],
+    degraded: bool,
+    memory_chars: int,
+    max_chars: int,
+    settings: EffectiveSettings | None = None,
+) -> str:
+    """The hits, best first; with `settings` (an explained recall) a line that says how the legs
+    were weighed (the query's shape and each leg's weight) after the header."""
     if not hits:
         return "No memories matched." + (" (search degraded: lexical only)" if degraded else "")
     blocks = []
@@ -94,6 +102,8 @@ def recall_text(hits: Sequence[RecallHit], degraded: bool, memory_chars: int, ma
     header = (
         f"{len(hits)} memories, best first" + (" (search degraded: lexical only)" if degraded else "") + ":"
     )
+    if settings is not None:
+        header += f"\n  fusion: {settings.fusion_line()}"
     return join_capped(header, blocks, max_chars)
 
 

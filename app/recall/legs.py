@@ -4,8 +4,9 @@
 explain columns (`<name>_rank`), the default weights, the metrics' `leg` label, the UI's weight
 fields and badges, the MCP rendering and the bench's modes are all derived from it. A new leg is
 its CTE in recall.sql (and its term in the fusion), an entry here, its weight setting, its
-`w_<name>` field in RecallArgs (app/recall/statement.py) and its `<name>` weight and `<name>_rank`
-explain fields in app/recall/schemas.py: five files; tests/test_recall_leg_registry.py checks them.
+`w_<name>` field in RecallArgs (app/recall/statement.py) and its name in `Leg`, its `<name>` weight
+and `<name>_rank` explain fields in app/recall/schemas.py: five files;
+tests/test_recall_leg_registry.py checks them.
 
 Which legs one recall runs is decided once: the embedding, the statement's weights and the
 response's `legs` all read the same `LegPlan`, so they cannot disagree."""
@@ -13,15 +14,13 @@ response's `legs` all read the same `LegPlan`, so they cannot disagree."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import Literal
+from dataclasses import dataclass, field, replace
 
 from app.errors import InvalidInput
 from app.graph.settings import GraphSettings
-from app.recall.schemas import LegWeights
+from app.recall.query_shape import Shape, query_shape
+from app.recall.schemas import Leg, LegWeights
 from app.recall.settings import RecallSettings
-
-Leg = Literal["lexical", "dense", "graph"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,29 +50,47 @@ _SPECS: dict[Leg, LegSpec] = {leg.name: leg for leg in LEGS}
 
 @dataclass(frozen=True, slots=True)
 class LegPlan:
-    """The wanted weight of each leg (the request's over the configured defaults; a disabled graph
-    is off whatever the request asks), and why the query has no vector when embedding it failed.
+    """The wanted weight of each leg (the request's over the configured defaults, those scaled by the
+    query's shape when shape-aware fusion is on; a disabled graph is off whatever the request asks),
+    where each came from, and why the query has no vector when embedding it failed.
     """
 
     wanted: dict[Leg, float]
     concept_seeds: bool  # the graph leg also seeds the concepts nearest to the query vector
     embedding_failure: str | None = None
+    shape: Shape | None = None  # the query's shape, when shape-aware fusion is on
+    sources: dict[Leg, str] = field(default_factory=dict)  # per leg: request, shape or settings
 
     @classmethod
     def for_request(
-        cls, requested: LegWeights | None, recall: RecallSettings, graph: GraphSettings
+        cls,
+        requested: LegWeights | None,
+        recall: RecallSettings,
+        graph: GraphSettings,
+        query: str | None = None,
     ) -> LegPlan:
-        """The plan for a request's weights; InvalidInput when no leg is left to run."""
-        defaults: dict[Leg, float] = {leg.name: leg.default_weight(recall, graph) for leg in LEGS}
-        wanted: dict[Leg, float] = {
-            leg: value if (value := getattr(requested, leg, None)) is not None else default
-            for leg, default in defaults.items()
-        }
+        """The plan for a request's weights and, with `recall.query_shapes` on, its query's shape
+        (`query_shape`: each configured weight times the shape's factor in `shape_leg_factors`);
+        InvalidInput when no leg is left to run."""
+        shape = query_shape(query) if recall.query_shapes and query is not None else None
+        factors = recall.shape_leg_factors.get(shape.name, {}) if shape is not None else {}
+        wanted: dict[Leg, float] = {}
+        sources: dict[Leg, str] = {}
+        for leg in LEGS:
+            asked = getattr(requested, leg.name, None)
+            factor = factors.get(leg.name)
+            if asked is not None:
+                wanted[leg.name], sources[leg.name] = asked, "request"
+            elif factor is not None:
+                wanted[leg.name] = leg.default_weight(recall, graph) * factor
+                sources[leg.name] = "shape"
+            else:
+                wanted[leg.name], sources[leg.name] = leg.default_weight(recall, graph), "settings"
         if not graph.enabled:
             wanted["graph"] = 0.0
         if not any(weight > 0 for weight in wanted.values()):
             raise InvalidInput("at least one leg weight must be above 0")
-        return cls(wanted=wanted, concept_seeds=graph.concept_embeddings)
+        return cls(wanted=wanted, concept_seeds=graph.concept_embeddings, shape=shape, sources=sources)
 
     @property
     def needs_query_vector(self) -> bool:

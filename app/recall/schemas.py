@@ -10,6 +10,8 @@ import msgspec
 from msgspec import Meta
 
 LegWeight = Annotated[float, Meta(ge=0.0, le=10.0)]
+Leg = Literal["lexical", "dense", "graph"]
+"""The recall legs' names (app/recall/legs.py registers each leg under one of them)."""
 Kind = Literal["memory", "episode"]
 """`memory`: curated (stored on purpose); `episode`: an exchange captured from a session, which expires."""
 NO_NUL = "^[^\x00]*$"  # PostgreSQL text cannot hold U+0000
@@ -118,6 +120,29 @@ class EffectiveSettings(msgspec.Struct, kw_only=True):
     graph_hop_decay: float
     graph_feedback_hits: int  # the first-stage hits whose rare concepts activate the graph leg
     fusion: str  # rrf, or scores (min-max normalised leg scores)
+    query_shape: str | None = None
+    """The shape read from the query (app/recall/query_shape.py): advice, temporal or other; null when
+    shape-aware fusion is off (`MEMORIA_RECALL__QUERY_SHAPES`)."""
+    query_shape_cue: str | None = None
+    """The query's word that decided its shape (null for other)."""
+    weight_sources: dict[str, str] = msgspec.field(default_factory=dict)
+    """Where each leg's weight in `weights` came from: `request` (the request's own), `shape` (the
+    configured weight times the shape's factor), `settings` (the configured weight)."""
+
+    def fusion_line(self) -> str:
+        """The query's shape and the weight each leg fused with, and where it came from, in one line
+        (the MCP answer and the UI's recall page show it): `query shape advice ("recommend"); weights
+        lexical 1 (settings), dense 2 (shape), graph 0.25 (settings)`."""
+        if self.query_shape is None:
+            shape = "shape-aware fusion off"
+        else:
+            cue = f' ("{self.query_shape_cue}")' if self.query_shape_cue else ""
+            shape = f"query shape {self.query_shape}{cue}"
+        weights = ", ".join(
+            f"{leg} {weight:g} ({self.weight_sources.get(leg, 'settings')})"
+            for leg, weight in self.weights.items()
+        )
+        return f"{shape}; weights {weights}"
 
 
 class RecallResponse(msgspec.Struct, kw_only=True):

@@ -138,7 +138,7 @@ class RecallService:
             if request.filters.tags
             else None
         )
-        plan = LegPlan.for_request(request.weights, self._settings, self._graph)
+        plan = LegPlan.for_request(request.weights, self._settings, self._graph, request.query)
         # The model works in its thread while this one opens the transaction.
         embedding = asyncio.ensure_future(self._embed_query(request.query, plan))
         scope: tuple[ScopeReads, list[str]] | None = None  # set once the statement is about to run
@@ -374,6 +374,9 @@ class RecallService:
             graph_hop_decay=self._graph.hop_decay,
             graph_feedback_hits=self._graph.feedback_hits,
             fusion=self._settings.fusion,
+            query_shape=plan.shape.name if plan.shape is not None else None,
+            query_shape_cue=plan.shape.cue if plan.shape is not None else None,
+            weight_sources={str(leg): source for leg, source in plan.sources.items()},
         )
 
     @staticmethod

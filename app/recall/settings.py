@@ -4,9 +4,17 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from app.core.settings import Section
+from app.recall.query_shape import QueryShape
+from app.recall.schemas import Leg
+
+MAX_LEG_FACTOR = 10.0
+
+
+def _default_shape_factors() -> dict[QueryShape, dict[Leg, float]]:
+    return {"advice": {"dense": 2.0}, "temporal": {"dense": 0.5}}
 
 
 class RecallSettings(Section):
@@ -39,6 +47,31 @@ class RecallSettings(Section):
         le=10,
         description="RRF weight of the dense leg; a request may override it (0: off).",
     )
+    query_shapes: bool = Field(
+        default=True,
+        description="shape-aware fusion: read the query's shape (advice, temporal or other: "
+        "app/recall/query_shape.py) and multiply the configured leg weights by that shape's factors in "
+        "shape_leg_factors; a request's own weights still win, leg by leg",
+    )
+    shape_leg_factors: dict[QueryShape, dict[Leg, float]] = Field(
+        default_factory=_default_shape_factors,
+        description="per query shape, the factor each leg's configured weight is multiplied by when "
+        "query_shapes is on (a shape or leg not named: 1). An advice ask is answered by memories of the "
+        "asker's tastes, which share its meaning more than its words (dense); a temporal question names "
+        "the event it dates, which the words find better than the meaning (lexical)",
+    )
+
+    @field_validator("shape_leg_factors")
+    @classmethod
+    def _factors_in_range(
+        cls, value: dict[QueryShape, dict[Leg, float]]
+    ) -> dict[QueryShape, dict[Leg, float]]:
+        for shape, factors in value.items():
+            for leg, factor in factors.items():
+                if not 0 <= factor <= MAX_LEG_FACTOR:
+                    raise ValueError(f"{shape}.{leg}: a factor from 0 to {MAX_LEG_FACTOR:g}, not {factor:g}")
+        return value
+
     importance_prior: float = Field(
         default=0.3, ge=0, le=1, description="final = fused * (1 - p + p * importance)"
     )

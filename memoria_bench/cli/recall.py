@@ -96,7 +96,9 @@ def quality(
 ) -> None:
     """Load a corpus through the real store path into a scratch database and score recall in each
     mode: lexical, dense, graph, lexical+dense and all (every leg, the configured defaults), and all
-    fused by normalised scores instead of ranks. With --floor, the hook's relevance floor instead."""
+    fused by normalised scores instead of ranks, and all with shape-aware fusion (leg weights by the
+    query's shape) switched the other way than configured. With --floor, the hook's relevance floor
+    instead."""
     from memoria_bench.quality import PER_QUERY, bench_quality, print_report
 
     corpus = corpus or ("facts" if (data / "facts.jsonl").is_file() else "turns")
