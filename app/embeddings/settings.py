@@ -79,10 +79,12 @@ class EmbeddingSettings(Section):
         description=f"OpenMP threads of the {E5_SMALL_Q4} engine when it embeds stored memories",
     )
     e5_query_threads: int = Field(
-        default=2,
+        default=1,
         ge=1,
         le=64,
-        description=f"OpenMP threads of the {E5_SMALL_Q4} engine when it embeds a recall query",
+        description=f"OpenMP threads of the {E5_SMALL_Q4} engine when it embeds a recall query: a "
+        "second one shortens a query on an idle machine but, like onnx_query_threads, takes the core "
+        "the recall's SQL needs and waits on busy ones",
     )
     onnx_cache_dir: Path = Field(
         default_factory=lambda: Path(platformdirs.user_cache_dir("memoria")) / "onnx",
