@@ -19,6 +19,7 @@ from msgspec import UNSET, UnsetType
 from pgvector import HalfVector
 
 from app.embeddings import Embedded
+from app.embeddings.inputs import embedded_as_content
 from app.errors import Conflict, InvalidInput, NotFound
 from app.graph import lock_graph, unlink_memories
 from app.jobs import NewJob
@@ -89,6 +90,9 @@ class MemoryEdits:
             locked = await q.LockMemory(memory_id=internal_id, user_id=user_id).fetchrow(conn)
             if locked is None:
                 raise NotFound(f"memory {memory_id} not found")
+            if vector is not None and not embedded_as_content(w.turn_context, locked["captured"]):
+                # a captured turn is embedded with its neighbourhood: the embedding job computes it
+                vector, embed_error = None, None
             stored_row = await q.LockedText(memory_id=internal_id).fetchrow(conn)
             stored = dict(stored_row) if stored_row is not None else {}
             final = planned
