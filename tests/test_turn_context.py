@@ -186,7 +186,10 @@ async def test_turn_context_off_embeds_a_captured_turn_as_its_content(
         first, second = await capture(
             client,
             alice,
-            [exchange("s-1", 0, "Compare pgbouncer and pgcat", "Both pool."), exchange("s-1", 1, "Which?", "pgcat.")],
+            [
+                exchange("s-1", 0, "Compare pgbouncer and pgcat", "Both pool."),
+                exchange("s-1", 1, "Which?", "pgcat."),
+            ],
         )
         await drain(client)
     contents = [(await memory(job_conn, public_id))["content"] for public_id in (first, second)]
@@ -219,6 +222,49 @@ async def test_a_deleted_sensitive_or_other_namespace_turn_is_never_a_neighbour(
         ]
         assert not any("Kafka" in text and "Ship it" in text for text in recording.documents)
         assert not any("Bob's" in text and "Ship it" in text for text in recording.documents)
+
+
+async def test_the_next_turn_is_embedded_again_when_its_previous_turn_arrives_late_turns_sensitive_or_goes(
+    settings: Settings, embedder: LocalEmbedder, job_conn: asyncpg.Connection, alice: Headers
+) -> None:
+    recording = RecordingEmbedder(embedder)
+    async with running(settings, recording) as client:
+        first, third = await capture(
+            client,
+            alice,
+            [
+                exchange("s-1", 0, "Plan the Postgres 17 upgrade", "Three steps."),
+                exchange("s-1", 2, "Next?", "Step three."),
+            ],
+        )
+        await drain(client)
+        one, three = await memory(job_conn, first), await memory(job_conn, third)
+
+        def after(previous: asyncpg.Record) -> str:
+            return f"4 March 2026\n{previous['content'][:40]}…\n{three['content']}"
+
+        assert recording.documents[-1] == after(one)
+        mark = len(recording.documents)
+        (second,) = await capture(
+            client, alice, [exchange("s-1", 1, "And the first?", "pg_upgrade --check.")]
+        )
+        await drain(client)
+        two = await memory(job_conn, second)
+        assert after(two) in recording.documents[mark:], "a turn arriving late is its successor's neighbour"
+
+        mark = len(recording.documents)
+        await client.patch(f"/v1/memories/{second}", json={"is_sensitive": True}, headers=alice)
+        await drain(client)
+        assert recording.documents[mark:] == [after(one)], "a turn made sensitive leaves the next's vector"
+
+        await client.patch(f"/v1/memories/{second}", json={"is_sensitive": False}, headers=alice)
+        await drain(client)
+        mark = len(recording.documents)
+        await client.delete(f"/v1/memories/{second}", headers=alice)
+        await drain(client)
+        assert recording.documents[mark:] == [after(one)], "a deleted turn leaves the next's vector"
+        stored = await memory(job_conn, third)
+        assert close(stored["embedding"], await vector_of(recording, after(one)))
 
 
 async def test_backfill_and_reembed_write_the_vectors_the_first_embedding_wrote(

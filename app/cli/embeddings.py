@@ -165,7 +165,9 @@ def reembed(
         router = guarded(build_embedder(target))
     except (ValueError, EmbeddingError) as exc:
         raise click.ClickException(str(exc)) from exc
-    options = ReembedOptions(batch_size=batch_size or target.batch_size, context=settings.embeddings.turn_context)
+    options = ReembedOptions(
+        batch_size=batch_size or target.batch_size, context=settings.embeddings.turn_context
+    )
     report = _run(
         settings, router, lambda conn, bar: run_reembed(conn, router, options=options, progress=bar)
     )

@@ -58,7 +58,14 @@ class EmbeddingInputs(_InputsQuery):
     sensitive_ok: bool
 
 
-QUERIES: tuple[type[NamedQuery], ...] = (EmbeddingInputs,)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ForgetNextTurnVectors(_InputsQuery):
+    QUERY = "forget_next_turn_vectors"
+    ids: list[int]
+    previous_chars: int
+
+
+QUERIES: tuple[type[NamedQuery], ...] = (EmbeddingInputs, ForgetNextTurnVectors)
 
 
 async def embedding_inputs(
@@ -72,3 +79,13 @@ async def embedding_inputs(
         ids=list(ids),
         sensitive_ok=sensitive_ok,
     ).fetch(conn)
+
+
+async def forget_next_turn_vectors(conn: Executor, ids: Sequence[int], context: TurnContext) -> list[int]:
+    """The captured turns that follow `ids` in their sessions, their vectors dropped because one
+    of `ids` was stored, changed, made sensitive, deleted or restored: each needs an embedding job
+    (in the caller's transaction). None when turns are embedded without their previous turn."""
+    if context.previous_chars == 0 or not ids:
+        return []
+    rows = await ForgetNextTurnVectors(ids=list(ids), previous_chars=context.previous_chars).fetch(conn)
+    return [row["id"] for row in rows]

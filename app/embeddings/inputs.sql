@@ -55,3 +55,42 @@ WHERE m.id = ANY(:ids::bigint[])
   AND m.deleted_at IS NULL
   AND (NOT m.is_sensitive OR :sensitive_ok::boolean)
 ORDER BY m.id;
+
+-- name: forget_next_turn_vectors
+-- The other side of the rule: the captured turn that comes next after each of `ids` in its session
+-- (the turn whose vector the memory may be part of) loses its vector, so that its embedding job
+-- computes it again from its neighbourhood as it is now. Run when a captured turn is stored (an
+-- earlier turn arriving late), its text changes, it becomes sensitive, is deleted or restored: a
+-- vector never keeps the start of a turn that is no longer its neighbour, nor of one turned
+-- sensitive. Only with the previous turn in the input (`previous_chars` > 0), and only vectors that
+-- exist (a turn stored in the same batch has its job already). Returns the memories to embed again.
+WITH next AS (
+    SELECT DISTINCT n.id
+    FROM memories m
+    CROSS JOIN LATERAL (
+        SELECT s.id
+        FROM memories s
+        WHERE s.namespace_id = m.namespace_id
+          AND s.metadata->>'session_id' = m.metadata->>'session_id'
+          AND s.capture_key IS NOT NULL
+          AND s.deleted_at IS NULL
+          AND (s.metadata->'turn', s.metadata->'chunk', s.created_at, s.id)
+              > (m.metadata->'turn', m.metadata->'chunk', m.created_at, m.id)
+        ORDER BY s.metadata->'turn', s.metadata->'chunk', s.created_at, s.id
+        LIMIT 1
+    ) n
+    WHERE m.id = ANY(:ids::bigint[])
+      AND m.capture_key IS NOT NULL
+      AND :previous_chars::integer > 0
+),
+locked AS (  -- memory rows in id order, as every writer of several locks them
+    SELECT s.id FROM memories s JOIN next USING (id)
+    WHERE s.embedding IS NOT NULL
+    ORDER BY s.id
+    FOR UPDATE OF s
+)
+UPDATE memories s
+SET embedding = NULL, embedding_model = NULL
+FROM locked
+WHERE s.id = locked.id
+RETURNING s.id;

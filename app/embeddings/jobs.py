@@ -74,7 +74,9 @@ async def embed_rows(
     inputs = await embedding_inputs(
         conn, [r["id"] for r in rows], context, sensitive_ok=router.sensitive_model_id is not None
     )
-    results = await router.embed_for_storage([r["input"] for r in inputs], [r["is_sensitive"] for r in inputs])
+    results = await router.embed_for_storage(
+        [r["input"] for r in inputs], [r["is_sensitive"] for r in inputs]
+    )
     return [
         (row["id"], HalfVector(result.vector), result.model_id, row["content_hash"])
         for row, result in zip(inputs, results, strict=True)

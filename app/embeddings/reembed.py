@@ -172,8 +172,8 @@ async def _reembed(
     report.raced_swap, report.cleared_columns = await _swap(conn, router, current, reset_others, options)
     report.embedded += (
         await backfill(
-                conn, router, batch_size=options.batch_size, progress=progress, context=options.context
-            )
+            conn, router, batch_size=options.batch_size, progress=progress, context=options.context
+        )
     ).embedded
     return report
 

@@ -165,6 +165,8 @@ class MemoryEdits:
                     new_content is not None or given(patch.is_sensitive)
                 )
                 jobs = w.follow_up(internal_id, updated["is_sensitive"], needs_vector, embed_error)
+                if locked["captured"] and (new_content is not None or given(patch.is_sensitive)):
+                    jobs += await w.next_turns_again(conn, [internal_id])
                 await w.jobs.add(conn, jobs)
         if jobs:
             w.jobs.wake()
@@ -210,8 +212,12 @@ class MemoryEdits:
                 raise NotFound(f"memory {memory_id} not found")  # purged while we waited
             await unlink_memories(conn, [internal_id])
             await source_deleted(conn, internal_id)  # what it superseded holds again
+            jobs = await self._w.next_turns_again(conn, [internal_id])  # before a purge takes the row
             remove = q.Purge if purge else q.SoftDelete
             await remove(memory_id=internal_id, user_id=user_id).execute(conn)
+            await self._w.jobs.add(conn, jobs)
+        if jobs:
+            self._w.jobs.wake()
 
     async def restore(self, user_id: int, memory_id: int) -> Memory:
         """Undo a soft delete (the UI's "Undo" after "Forget"): the memory is live again and its
@@ -240,6 +246,7 @@ class MemoryEdits:
             if restored is not None:
                 await source_restored(conn, internal_id)  # what it superseded stops holding again
                 jobs = w.follow_up(internal_id, restored["is_sensitive"], restored["unembedded"], None)
+                jobs += await w.next_turns_again(conn, [internal_id])
                 await w.jobs.add(conn, jobs)
         if jobs:
             w.jobs.wake()

@@ -24,7 +24,7 @@ from msgspec import UNSET
 from app.db import Database
 from app.embeddings import Embedded, Embedder, EmbeddingError, guarded
 from app.embeddings.backfill import embedding_job
-from app.embeddings.inputs import NO_CONTEXT, TurnContext
+from app.embeddings.inputs import NO_CONTEXT, TurnContext, forget_next_turn_vectors
 from app.graph import indexing_jobs
 from app.jobs import JobQueue, JobSettings, NewJob
 from app.links.settings import LinkSettings
@@ -152,3 +152,13 @@ class WritePath:
         if unembedded and self.may_embed(is_sensitive):
             jobs.append(embedding_job(memory_id, embed_error))
         return jobs
+
+    async def next_turns_again(self, conn: asyncpg.Connection, memory_ids: Sequence[int]) -> list[NewJob]:
+        """The embedding jobs of the captured turns that follow these memories in their sessions,
+        whose vectors held them as their previous turn (app/embeddings/inputs.sql): called when a
+        captured turn is stored, changed, made sensitive, deleted or restored, so no vector keeps
+        the text of a turn that is no longer its neighbour."""
+        return [
+            embedding_job(memory_id)
+            for memory_id in await forget_next_turn_vectors(conn, memory_ids, self.turn_context)
+        ]
