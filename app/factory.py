@@ -126,6 +126,7 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
                 secrets=settings.secrets,  # redaction on every write; originals sealed when keys are set
                 links=settings.links,  # the automatic supersede on store
                 namespaces=settings.namespaces,  # the cap on a user's own namespaces
+                turn_context=settings.embeddings.turn_context,  # what captured turns are embedded with
             )
             app.state.link_service = LinkService(db)
             app.state.recall_service = RecallService(
@@ -146,7 +147,9 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
             # durable after-commit work: rows in `jobs`, worked by a bounded pool of loops
             jobs.register(INDEX_JOB, app.state.graph_indexer.run_jobs)
             # a captured episode gets its vector here: then the automatic supersede judges it
-            embedding_jobs = EmbeddingJobs(db.write, model, supersede_when_embedded(settings.links))
+            embedding_jobs = EmbeddingJobs(
+                db.write, model, supersede_when_embedded(settings.links), settings.embeddings.turn_context
+            )
             jobs.register(EMBED_JOB, embedding_jobs.run, reconcile=embedding_jobs.reconcile)
             expiry = ExpiryJobs(db.write, settings.memories)  # self-rescheduling; reconcile keeps one
             jobs.register(EXPIRE_JOB, expiry.run, reconcile=expiry.reconcile)

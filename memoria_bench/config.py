@@ -10,13 +10,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from app.capture.settings import CaptureSettings
 from app.db import Database
 from app.db.settings import DatabaseSettings
 from app.embeddings import Embedder
+from app.embeddings.backfill import EmbeddingJobs
+from app.embeddings.inputs import NO_CONTEXT, TurnContext
 from app.graph import GraphIndexer
 from app.graph.settings import GraphSettings
 from app.hooks.settings import HookSettings
 from app.links.settings import LinkSettings
+from app.links.supersede import supersede_when_embedded
 from app.memories.service import MemoryService
 from app.memories.settings import MemorySettings
 from app.recall.service import RecallService
@@ -32,9 +36,19 @@ class BenchConfig:
     hooks: HookSettings = field(default_factory=HookSettings)
     """The hook's settings: `bench quality --floor` recalls as the prompt hook does."""
     links: LinkSettings = field(default_factory=LinkSettings)
+    capture: CaptureSettings = field(default_factory=CaptureSettings)
+    """What a captured episode is stored with (its importance): the quality bench stores turns as
+    the capture route does."""
+    turn_context: TurnContext = NO_CONTEXT
+    """What captured turns are embedded with (`MEMORIA_EMBEDDINGS__TURN_CONTEXT_*`)."""
 
     def memory_service(self, db: Database, embedder: Embedder) -> MemoryService:
-        return MemoryService(db, embedder, self.memories, links=self.links)
+        return MemoryService(db, embedder, self.memories, links=self.links, turn_context=self.turn_context)
+
+    def embedding_jobs(self, db: Database, embedder: Embedder) -> EmbeddingJobs:
+        """The embedding job's handler, as the service registers it: it gives captured episodes
+        their vectors (then judges the automatic supersede)."""
+        return EmbeddingJobs(db.write, embedder, supersede_when_embedded(self.links), self.turn_context)
 
     def recall_service(self, db: Database, embedder: Embedder) -> RecallService:
         return RecallService(db, embedder, self.recall, self.memories.tag_limits, self.graph)

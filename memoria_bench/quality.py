@@ -13,6 +13,7 @@ import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +22,15 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+from app.capture.service import capture_key
 from app.db import Database
 from app.embeddings import Embedder
+from app.embeddings.backfill import EMBED_JOB
 from app.graph import GraphIndexer
+from app.jobs import JobSettings
+from app.jobs.worker import JobWorker
 from app.memories.schemas import MemoryIn
-from app.memories.service import MemoryService
+from app.memories.service import EpisodeIn, MemoryService
 from app.recall.schemas import LegWeights, RecallRequest
 from app.recall.service import RecallService
 from memoria_bench.config import BenchConfig
@@ -44,6 +49,10 @@ SCORE_FUSION = f"{ALL}@fusion=scores"
 #: one that `all` is not, and compares the two.
 SHAPES_ON = f"{ALL}@shapes=on"
 SHAPES_OFF = f"{ALL}@shapes=off"
+#: Corpora whose rows are conversation turns, stored as the capture route stores an exchange.
+TURN_CORPORA = frozenset({"turns"})
+#: The source of the turns' capture keys (`<source>:<session>:<turn>:<chunk>`).
+TURN_SOURCE = "bench"
 #: The key of a report's per-query metrics (`--per-query` writes them apart; `bench compare` reads them).
 PER_QUERY = "per_query"
 #: The paired differences the report gives a bootstrap CI for (better, other).
@@ -155,20 +164,85 @@ def fit_content_limit(config: BenchConfig, benchmark: Benchmark) -> BenchConfig:
     return replace(config, memories=config.memories.model_copy(update={"max_content_chars": longest}))
 
 
+@dataclass(frozen=True, slots=True)
+class TurnStore:
+    """How rows are stored when they are conversation turns: as captured episodes."""
+
+    importance: float
+    """The capture's (`MEMORIA_CAPTURE__IMPORTANCE`)."""
+    expires_at: datetime
+
+
+def row_time(row: Mapping[str, Any]) -> datetime | None:
+    """A row's `created_at` (ISO 8601; without a zone: UTC), or None."""
+    value = row.get("created_at")
+    if not value:
+        return None
+    moment = datetime.fromisoformat(value)
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def turn_numbers(rows: Sequence[Mapping[str, Any]]) -> list[int]:
+    """Each row's place in its session (namespace and session), counted in file order from 0: the
+    turn a capture would number it."""
+    seen: dict[tuple[str, str], int] = defaultdict(int)
+    numbers = []
+    for row in rows:
+        key = (row["namespace"], str(row.get("session")))
+        numbers.append(seen[key])
+        seen[key] += 1
+    return numbers
+
+
+def as_episode(row: Mapping[str, Any], turn: int, turns: TurnStore) -> EpisodeIn:
+    """A turn as the capture route stores an exchange of one chunk: an `episode` with the session's
+    id, the turn and the chunk in its metadata, its capture key, its expiry, and the time it was
+    said as `created_at`."""
+    session = str(row.get("session"))
+    when = row_time(row)
+    return EpisodeIn(
+        memory=MemoryIn(
+            content=row["content"],
+            namespace=row["namespace"],
+            importance=turns.importance,
+            source=TURN_SOURCE,
+            metadata={
+                "session_id": session,
+                "turn": turn,
+                "chunk": 0,
+                "chunks": 1,
+                "started_at": when.isoformat() if when is not None else None,
+            },
+        ),
+        capture_key=capture_key(session, turn, 0, TURN_SOURCE),
+        expires_at=turns.expires_at,
+        created_at=when,
+    )
+
+
 async def load_into(
     benchmark: Benchmark,
     memories: MemoryService,
     user_id: int,
     graph: GraphIndexer | None = None,
     progress: Progress | None = None,
+    turns: TurnStore | None = None,
 ) -> None:
     """Store every row through the real store path (and concept extraction, as the API does after
-    each store), recording which memory holds which document."""
+    each store), recording which memory holds which document. With `turns`, rows are conversation
+    turns stored as captured episodes (`store_episodes`, whose vectors the embedding job computes:
+    run `embed_pending` after); without, curated memories (`store`)."""
     task = progress.add_task("storing", total=len(benchmark.rows)) if progress else None
+    numbers = turn_numbers(benchmark.rows)
     for start in range(0, len(benchmark.rows), 100):
         chunk = benchmark.rows[start : start + 100]
-        items = [MemoryIn(content=row["content"], namespace=row["namespace"]) for row in chunk]
-        results = await memories.store(user_id, items)
+        if turns is not None:
+            results = await memories.store_episodes(
+                user_id, [as_episode(row, numbers[start + i], turns) for i, row in enumerate(chunk)]
+            )
+        else:
+            items = [MemoryIn(content=row["content"], namespace=row["namespace"]) for row in chunk]
+            results = await memories.store(user_id, items)
         for row, result in zip(chunk, results, strict=True):
             benchmark.memory_to_docs[result.id].add(row["id"])
         if graph is not None:
@@ -188,6 +262,10 @@ async def load_benchmark(
     benchmark = read_benchmark(data, corpus_name)
     config = fit_content_limit(config, benchmark)
     console = Console(stderr=True)
+    turns = None
+    if corpus_name in TURN_CORPORA:
+        ttl = timedelta(days=config.memories.episode_ttl_days)
+        turns = TurnStore(importance=config.capture.importance, expires_at=datetime.now(UTC) + ttl)
     with Progress(console=console, transient=True) as progress:
         await load_into(
             benchmark,
@@ -195,11 +273,27 @@ async def load_benchmark(
             user_id,
             config.graph_indexer(db, embedder),
             progress,
+            turns,
         )
+    await embed_pending(config, db, embedder)
     # Planner statistics, as autovacuum leaves them on a live system: the lexical leg reads its
     # common lexemes from them, so every run must see them.
     await db.write.execute("ANALYZE memories, concepts, memory_concepts, concept_edges")
     return config, benchmark
+
+
+async def embed_pending(config: BenchConfig, db: Database, embedder: Embedder) -> int:
+    """Run the embedding jobs the stores left (captured episodes get their vectors there), as the
+    service's job worker would; returns how many ran."""
+    worker = JobWorker(db.write, JobSettings())
+    worker.register(EMBED_JOB, config.embedding_jobs(db, embedder).run)
+    ran = await worker.run_pending(within_s=3600.0)
+    missing = await db.write.fetchval(
+        "SELECT count(*) FROM memories WHERE embedding IS NULL AND deleted_at IS NULL"
+    )
+    if missing:  # a job left waiting out a backoff: the figures would not be the product's
+        raise RuntimeError(f"{missing} memories were left without a vector")
+    return ran
 
 
 async def run_system(

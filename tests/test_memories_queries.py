@@ -19,6 +19,7 @@ from pgvector import HalfVector
 
 from app.capture import queries as capture_queries
 from app.db.queries import NamedQuery, load_queries, named_parameters
+from app.embeddings import inputs as embedding_inputs
 from app.links import queries as links_queries
 from app.links import supersede_queries
 from app.memories import ledger as ledger_queries
@@ -32,6 +33,7 @@ DOMAINS = pytest.mark.parametrize(
         pytest.param(ledger_queries.FILE, ledger_queries.QUERIES, id="ledger"),
         pytest.param(links_queries.FILE, links_queries.QUERIES, id="links"),
         pytest.param(supersede_queries.FILE, supersede_queries.QUERIES, id="supersede"),
+        pytest.param(embedding_inputs.FILE, embedding_inputs.QUERIES, id="embedding-inputs"),
     ],
 )
 

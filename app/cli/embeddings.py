@@ -97,7 +97,11 @@ def backfill(batch_size: int | None) -> None:
     router = guarded(build_embedder(settings.embeddings))
     size = batch_size or settings.embeddings.batch_size
     report = _run(
-        settings, router, lambda conn, bar: run_backfill(conn, router, batch_size=size, progress=bar)
+        settings,
+        router,
+        lambda conn, bar: run_backfill(
+            conn, router, batch_size=size, progress=bar, context=settings.embeddings.turn_context
+        ),
     )
     click.echo(f"embedded {report.embedded} memories with {router.model_id}", err=True)
     if report.sensitive_left:
@@ -161,7 +165,9 @@ def reembed(
         router = guarded(build_embedder(target))
     except (ValueError, EmbeddingError) as exc:
         raise click.ClickException(str(exc)) from exc
-    options = ReembedOptions(batch_size=batch_size or target.batch_size)
+    options = ReembedOptions(
+        batch_size=batch_size or target.batch_size, context=settings.embeddings.turn_context
+    )
     report = _run(
         settings, router, lambda conn, bar: run_reembed(conn, router, options=options, progress=bar)
     )

@@ -21,10 +21,18 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 import asyncpg
-from pgvector import HalfVector
 
 from app.embeddings.base import Embedder, EmbeddingError
-from app.embeddings.jobs import JobError, Progress, embed_pending, embed_rows, read_meta, recorded_dimension
+from app.embeddings.inputs import NO_CONTEXT, TurnContext
+from app.embeddings.jobs import (
+    JobError,
+    Progress,
+    VectorWrite,
+    embed_pending,
+    embed_rows,
+    read_meta,
+    recorded_dimension,
+)
 from app.embeddings.retry import TransientEmbeddingError
 from app.embeddings.sensitive import SensitiveRouter, guarded
 from app.jobs import BatchFailed, Job, NewJob, complete
@@ -42,9 +50,7 @@ FROM memories
 WHERE embedding IS NULL AND deleted_at IS NULL AND (NOT is_sensitive OR $1)
 """
 COUNT_PENDING = "SELECT count(*) " + _PENDING
-NEXT_BATCH = (
-    "SELECT id, content, is_sensitive, content_hash " + _PENDING + " AND id > $2 ORDER BY id LIMIT $3"
-)
+NEXT_BATCH = "SELECT id " + _PENDING + " AND id > $2 ORDER BY id LIMIT $3"
 # Skip rows embedded or edited meanwhile by the live service; a row filled here needs its pending
 # embedding jobs no more (the memory row is locked before its job rows, as everywhere).
 WRITE = f"""
@@ -58,7 +64,7 @@ DELETE FROM jobs WHERE kind = '{EMBED_JOB}' AND memory_id IN (SELECT id FROM fil
 
 # The memories of a batch of jobs that still need a vector this process may compute.
 JOB_ROWS = """
-SELECT id, content, is_sensitive, content_hash
+SELECT id
 FROM memories
 WHERE id = ANY($1::bigint[]) AND embedding IS NULL AND deleted_at IS NULL AND (NOT is_sensitive OR $2)
 ORDER BY id
@@ -107,8 +113,15 @@ async def check_target(conn: asyncpg.Connection, router: SensitiveRouter) -> Non
 
 
 async def backfill(
-    conn: asyncpg.Connection, router: SensitiveRouter, *, batch_size: int, progress: Progress
+    conn: asyncpg.Connection,
+    router: SensitiveRouter,
+    *,
+    batch_size: int,
+    progress: Progress,
+    context: TurnContext = NO_CONTEXT,
 ) -> BackfillReport:
+    """Embed every memory without a vector; `context`: what captured turns are embedded with (the
+    service's setting, so that a backfilled vector is the one the service would have written)."""
     await check_target(conn, router)
     sensitive_ok = router.sensitive_model_id is not None
     embedded = await embed_pending(
@@ -120,6 +133,7 @@ async def backfill(
         batch_size=batch_size,
         progress=progress,
         phase="backfill",
+        context=context,
     )
     left = 0 if sensitive_ok else int(await conn.fetchval(COUNT_SENSITIVE_LEFT))
     return BackfillReport(embedded=embedded, sensitive_left=left)
@@ -140,13 +154,19 @@ class EmbeddingJobs:
     """Handler of `EMBED_JOB` and its start-up reconciliation, with the service's embedder."""
 
     def __init__(
-        self, pool: asyncpg.Pool, embedder: Embedder, after_embedded: AfterEmbedded | None = None
+        self,
+        pool: asyncpg.Pool,
+        embedder: Embedder,
+        after_embedded: AfterEmbedded | None = None,
+        context: TurnContext = NO_CONTEXT,
     ) -> None:
         """`after_embedded`: called with the memories given a vector, in the writing transaction (in
-        a savepoint: its failure is logged and never costs the vectors)."""
+        a savepoint: its failure is logged and never costs the vectors). `context`: what captured
+        turns are embedded with (`MEMORIA_EMBEDDINGS__TURN_CONTEXT_*`)."""
         self._pool = pool
         self._router = guarded(embedder)
         self._after_embedded = after_embedded
+        self._context = context
 
     @property
     def _sensitive_ok(self) -> bool:
@@ -158,19 +178,14 @@ class EmbeddingJobs:
         sensitive without a local model ends its job without a vector. During a provider outage
         the whole batch backs off together."""
         rows = await self._pool.fetch(JOB_ROWS, [job.memory_id for job in jobs], self._sensitive_ok)
-        writes: list[tuple[int, HalfVector, str, bytes]] = []
+        writes: list[VectorWrite] = []
         if rows:
             try:
-                results = await embed_rows(self._router, rows)
+                writes = await embed_rows(self._pool, self._router, rows, self._context)
             except EmbeddingError as exc:
                 if is_outage(exc) and len(jobs) > 1:
                     raise BatchFailed(str(exc)) from exc
                 raise
-            writes = [
-                (row["id"], HalfVector(result.vector), result.model_id, row["content_hash"])
-                for row, result in zip(rows, results, strict=True)
-                if result is not None
-            ]
         async with self._pool.acquire() as conn, conn.transaction():
             if writes:
                 await conn.executemany(WRITE, writes)  # memory rows in id order, each before its jobs

@@ -9,8 +9,10 @@ import asyncpg
 from pgvector import HalfVector
 from pgvector.asyncpg import register_vector
 
+from app.db.queries import Executor
 from app.embeddings.base import EmbeddingError
-from app.embeddings.sensitive import Embedded, SensitiveRouter
+from app.embeddings.inputs import TurnContext, embedding_inputs
+from app.embeddings.sensitive import SensitiveRouter
 
 
 class JobError(RuntimeError):
@@ -59,9 +61,27 @@ async def recorded_dimension(conn: asyncpg.Connection) -> int:
     return int(value)
 
 
-async def embed_rows(router: SensitiveRouter, rows: Sequence[asyncpg.Record]) -> list[Embedded | None]:
-    """Embed `content` of rows, honouring `is_sensitive`; EmbeddingError stops the job."""
-    return await router.embed_for_storage([r["content"] for r in rows], [r["is_sensitive"] for r in rows])
+VectorWrite = tuple[int, HalfVector, str, bytes]
+"""(memory id, vector, model id, the content hash the vector was computed from)."""
+
+
+async def embed_rows(
+    conn: Executor, router: SensitiveRouter, rows: Sequence[asyncpg.Record], context: TurnContext
+) -> list[VectorWrite]:
+    """Embed the memories of `rows` (their `id`s) as the embedding-input rule says
+    (app.embeddings.inputs), honouring `is_sensitive`; EmbeddingError stops the job. A memory gone
+    meanwhile, or sensitive without an in-process model, gets no vector."""
+    inputs = await embedding_inputs(
+        conn, [r["id"] for r in rows], context, sensitive_ok=router.sensitive_model_id is not None
+    )
+    results = await router.embed_for_storage(
+        [r["input"] for r in inputs], [r["is_sensitive"] for r in inputs]
+    )
+    return [
+        (row["id"], HalfVector(result.vector), result.model_id, row["content_hash"])
+        for row, result in zip(inputs, results, strict=True)
+        if result is not None
+    ]
 
 
 async def embed_pending(
@@ -74,25 +94,22 @@ async def embed_pending(
     batch_size: int,
     progress: Progress,
     phase: str,
+    context: TurnContext,
 ) -> int:
     """The resumable loop both jobs share: keyset batches of rows still to embed, written as they come.
 
-    `count_sql(sensitive_ok)`, `next_sql(sensitive_ok, after_id, limit)` select the work;
-    `write_sql(id, vector, model, content_hash)` stores one result. Returns the rows embedded.
+    `count_sql(sensitive_ok)`, `next_sql(sensitive_ok, after_id, limit)` select the work (their
+    `id`s); `write_sql(id, vector, model, content_hash)` stores one result; `context`: what captured
+    turns are embedded with. Returns the rows embedded.
     """
     sensitive_ok = router.sensitive_model_id is not None
     progress.start(phase, int(await conn.fetchval(count_sql, sensitive_ok)))
     embedded, last_id = 0, 0
     while rows := await conn.fetch(next_sql, sensitive_ok, last_id, batch_size):
         try:
-            results = await embed_rows(router, rows)
+            writes = await embed_rows(conn, router, rows, context)
         except EmbeddingError as exc:
             raise JobError(f"stopped before memory {rows[0]['id']}: {exc}; re-run to continue") from exc
-        writes = [
-            (row["id"], HalfVector(result.vector), result.model_id, row["content_hash"])
-            for row, result in zip(rows, results, strict=True)
-            if result is not None
-        ]
         await conn.executemany(write_sql, writes)
         embedded += len(writes)
         last_id = rows[-1]["id"]

@@ -18,6 +18,7 @@ import anyio
 import asyncpg
 
 from app.embeddings.backfill import backfill
+from app.embeddings.inputs import NO_CONTEXT, TurnContext
 from app.embeddings.jobs import (
     JobError,
     Progress,
@@ -49,7 +50,7 @@ WHERE deleted_at IS NULL AND (NOT is_sensitive OR $1)
   AND ({SIDE} IS NULL OR {SIDE_HASH} IS DISTINCT FROM content_hash)
 """
 COUNT_TODO = "SELECT count(*) " + _TODO
-NEXT_TODO = "SELECT id, content, is_sensitive, content_hash " + _TODO + " AND id > $2 ORDER BY id LIMIT $3"
+NEXT_TODO = "SELECT id " + _TODO + " AND id > $2 ORDER BY id LIMIT $3"
 WRITE_SIDE = f"""
 UPDATE memories SET {SIDE} = $2, {SIDE_MODEL} = $3, {SIDE_HASH} = $4 WHERE id = $1 AND content_hash = $4
 """
@@ -92,6 +93,9 @@ ORDER BY 1, 2
 class ReembedOptions:
     batch_size: int = 128
     copy_chunk: int = 10_000
+    context: TurnContext = NO_CONTEXT
+    """What captured turns are embedded with: the service's setting, so that the new vectors are the
+    ones the service writes (app.embeddings.inputs)."""
     lock_timeout_s: float = 5.0
     swap_attempts: int = 5
 
@@ -150,7 +154,9 @@ async def _reembed(
         await write_meta(conn, "embedding_model", router.model_id)
         report.nothing_to_do = True
         report.embedded = (
-            await backfill(conn, router, batch_size=options.batch_size, progress=progress)
+            await backfill(
+                conn, router, batch_size=options.batch_size, progress=progress, context=options.context
+            )
         ).embedded
         return report
 
@@ -165,7 +171,9 @@ async def _reembed(
     reset_others = current != router.dimension or previous_model != router.model_id
     report.raced_swap, report.cleared_columns = await _swap(conn, router, current, reset_others, options)
     report.embedded += (
-        await backfill(conn, router, batch_size=options.batch_size, progress=progress)
+        await backfill(
+            conn, router, batch_size=options.batch_size, progress=progress, context=options.context
+        )
     ).embedded
     return report
 
@@ -230,6 +238,7 @@ async def _fill(
         batch_size=options.batch_size,
         progress=progress,
         phase=phase,
+        context=options.context,
     )
 
 

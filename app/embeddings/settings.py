@@ -9,6 +9,7 @@ import platformdirs
 from pydantic import Field, SecretStr, model_validator
 
 from app.core.settings import Section
+from app.embeddings.inputs import TurnContext
 
 #: Embedding dimensions of the models we know, so `memoria migrate` can fix D without loading a model.
 KNOWN_MODEL_DIMENSIONS: dict[str, int] = {
@@ -121,6 +122,19 @@ class EmbeddingSettings(Section):
         description="Local model that embeds sensitive memories when the provider is hosted; it must "
         "produce the provider's dimension. Unset: sensitive memories are stored without embeddings.",
     )
+    turn_context_previous_chars: int = Field(
+        default=0,
+        ge=0,
+        le=4000,
+        description="a captured turn is embedded after the start of the previous turn of its session, "
+        "at most this many characters of it (0: not); only its vector sees it, never its text or "
+        "the lexical search. Changing it leaves the vectors already written as they are",
+    )
+    turn_context_date: bool = Field(
+        default=False,
+        description="a captured turn is embedded after a line with the date of the exchange; only its "
+        "vector sees it. Changing it leaves the vectors already written as they are",
+    )
 
     @model_validator(mode="after")
     def _check_provider(self) -> EmbeddingSettings:
@@ -149,6 +163,11 @@ class EmbeddingSettings(Section):
                 f"{self.model_name} produces {width}-d ones; pick a local model of the same width"
             )
         return self
+
+    @property
+    def turn_context(self) -> TurnContext:
+        """What captured turns are embedded with (app.embeddings.inputs)."""
+        return TurnContext(previous_chars=self.turn_context_previous_chars, with_date=self.turn_context_date)
 
     @property
     def is_hosted(self) -> bool:

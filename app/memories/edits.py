@@ -19,6 +19,7 @@ from msgspec import UNSET, UnsetType
 from pgvector import HalfVector
 
 from app.embeddings import Embedded
+from app.embeddings.inputs import embedded_as_content
 from app.errors import Conflict, InvalidInput, NotFound
 from app.graph import lock_graph, unlink_memories
 from app.jobs import NewJob
@@ -89,6 +90,9 @@ class MemoryEdits:
             locked = await q.LockMemory(memory_id=internal_id, user_id=user_id).fetchrow(conn)
             if locked is None:
                 raise NotFound(f"memory {memory_id} not found")
+            if vector is not None and not embedded_as_content(w.turn_context, locked["captured"]):
+                # a captured turn is embedded with its neighbourhood: the embedding job computes it
+                vector, embed_error = None, None
             stored_row = await q.LockedText(memory_id=internal_id).fetchrow(conn)
             stored = dict(stored_row) if stored_row is not None else {}
             final = planned
@@ -161,6 +165,8 @@ class MemoryEdits:
                     new_content is not None or given(patch.is_sensitive)
                 )
                 jobs = w.follow_up(internal_id, updated["is_sensitive"], needs_vector, embed_error)
+                if locked["captured"] and (new_content is not None or given(patch.is_sensitive)):
+                    jobs += await w.next_turns_again(conn, [internal_id])
                 await w.jobs.add(conn, jobs)
         if jobs:
             w.jobs.wake()
@@ -206,8 +212,12 @@ class MemoryEdits:
                 raise NotFound(f"memory {memory_id} not found")  # purged while we waited
             await unlink_memories(conn, [internal_id])
             await source_deleted(conn, internal_id)  # what it superseded holds again
+            jobs = await self._w.next_turns_again(conn, [internal_id])  # before a purge takes the row
             remove = q.Purge if purge else q.SoftDelete
             await remove(memory_id=internal_id, user_id=user_id).execute(conn)
+            await self._w.jobs.add(conn, jobs)
+        if jobs:
+            self._w.jobs.wake()
 
     async def restore(self, user_id: int, memory_id: int) -> Memory:
         """Undo a soft delete (the UI's "Undo" after "Forget"): the memory is live again and its
@@ -236,6 +246,7 @@ class MemoryEdits:
             if restored is not None:
                 await source_restored(conn, internal_id)  # what it superseded stops holding again
                 jobs = w.follow_up(internal_id, restored["is_sensitive"], restored["unembedded"], None)
+                jobs += await w.next_turns_again(conn, [internal_id])
                 await w.jobs.add(conn, jobs)
         if jobs:
             w.jobs.wake()

@@ -151,7 +151,8 @@ FROM memories m JOIN ({{ seen_namespaces(:user_id::bigint) }}) n ON n.id = m.nam
 WHERE m.public_id = :public_id::bigint AND {{ visible_to(m, n.owned, true) }}
 
 -- name: lock_memory
-SELECT m.id, m.namespace_id, m.content_hash, m.content
+-- `captured`: a captured turn, whose vector the embedding job computes (app/embeddings/inputs.sql).
+SELECT m.id, m.namespace_id, m.content_hash, m.content, m.capture_key IS NOT NULL AS captured
 FROM memories m
 WHERE m.id = :memory_id::bigint AND m.deleted_at IS NULL
   AND m.namespace_id IN ({{ writable_namespaces(:user_id::bigint) }})

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from app.db import Database
 from app.embeddings import Embedder
+from app.embeddings.inputs import NO_CONTEXT, TurnContext
 from app.jobs import JobQueue
 from app.links.settings import LinkSettings
 from app.memories.edits import MemoryEdits
@@ -52,10 +53,11 @@ class MemoryService:
         secrets: SecretSettings | None = None,
         links: LinkSettings | None = None,
         namespaces: NamespaceSettings | None = None,
+        turn_context: TurnContext = NO_CONTEXT,
     ) -> None:
-        """See `WritePath` for `jobs`, `index_graph`, `secrets`, `links` and `namespaces`; the read
-        path opens sealed originals with the same keys."""
-        writes = WritePath(db, embedder, limits, jobs, index_graph, secrets, links, namespaces)
+        """See `WritePath` for `jobs`, `index_graph`, `secrets`, `links`, `namespaces` and
+        `turn_context`; the read path opens sealed originals with the same keys."""
+        writes = WritePath(db, embedder, limits, jobs, index_graph, secrets, links, namespaces, turn_context)
         self.reads = MemoryReads(db, writes.vault)
         self.writes = writes
         self._store = MemoryStore(writes)

@@ -259,6 +259,7 @@ class MemoryStore:
                     ).fetch(conn)
                 }
             claimed: set[tuple[int, str]] = set()
+            stored_ids: list[int] = []
             for i, (memory, episode) in enumerate(zip(cleaned, episodes, strict=True)):
                 key = (ns_of[i], keys[i])
                 if key in inserted and key not in claimed:  # the same key twice in a batch: once
@@ -280,9 +281,11 @@ class MemoryStore:
                 if not duplicate:
                     jobs += w.follow_up(new_id, memory.is_sensitive, True, None)
                     sealed += w.vault.seal(new_id, redacted[i].secrets)
+                    stored_ids.append(new_id)
                 results.append(
                     StoreResult(id=public_id, namespace=memory.namespace, duplicate=duplicate, embedded=False)
                 )
+            jobs += await w.next_turns_again(conn, stored_ids)  # an earlier turn arriving late
             await insert_sealed(conn, sealed)
             await w.jobs.add(conn, jobs)
             if any(not r.duplicate for r in results):  # they expire: the sweep must be running

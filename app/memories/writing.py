@@ -24,6 +24,7 @@ from msgspec import UNSET
 from app.db import Database
 from app.embeddings import Embedded, Embedder, EmbeddingError, guarded
 from app.embeddings.backfill import embedding_job
+from app.embeddings.inputs import NO_CONTEXT, TurnContext, forget_next_turn_vectors
 from app.graph import indexing_jobs
 from app.jobs import JobQueue, JobSettings, NewJob
 from app.links.settings import LinkSettings
@@ -64,6 +65,7 @@ class WritePath:
         secrets: SecretSettings | None = None,
         links: LinkSettings | None = None,
         namespaces: NamespaceSettings | None = None,
+        turn_context: TurnContext = NO_CONTEXT,
     ) -> None:
         """`jobs`: where follow-up work goes (the app passes its worker's queue, which wakes the
         worker; without one, jobs are still written for whoever works the queue). `index_graph`:
@@ -72,7 +74,8 @@ class WritePath:
         keep nothing). `links`: whether a stored memory supersedes the older ones it restates with
         different specifics (the automatic supersede, app/links/supersede.py; default: on).
         `namespaces`: how many namespaces of their own a write may bring a user to (default: the
-        setting's default)."""
+        setting's default). `turn_context`: what captured turns are embedded with (their vectors
+        are the embedding job's to compute: an edit of one leaves its vector to the job)."""
         secrets = secrets if secrets is not None else SecretSettings()
         self.redact = secrets.redact
         self.vault = Vault.from_settings(secrets)
@@ -83,6 +86,7 @@ class WritePath:
         self.index_graph = index_graph
         self.links = links if links is not None else LinkSettings()
         self.namespaces = namespaces if namespaces is not None else NamespaceSettings()
+        self.turn_context = turn_context
 
     async def namespace_ids(
         self, conn: asyncpg.Connection, user_id: int, names: Iterable[str]
@@ -148,3 +152,13 @@ class WritePath:
         if unembedded and self.may_embed(is_sensitive):
             jobs.append(embedding_job(memory_id, embed_error))
         return jobs
+
+    async def next_turns_again(self, conn: asyncpg.Connection, memory_ids: Sequence[int]) -> list[NewJob]:
+        """The embedding jobs of the captured turns that follow these memories in their sessions,
+        whose vectors held them as their previous turn (app/embeddings/inputs.sql): called when a
+        captured turn is stored, changed, made sensitive, deleted or restored, so no vector keeps
+        the text of a turn that is no longer its neighbour."""
+        return [
+            embedding_job(memory_id)
+            for memory_id in await forget_next_turn_vectors(conn, memory_ids, self.turn_context)
+        ]

@@ -33,6 +33,8 @@ def bench_config(settings: Settings) -> BenchConfig:
         graph=settings.graph,
         hooks=settings.hooks,
         links=settings.links,
+        capture=settings.capture,
+        turn_context=settings.embeddings.turn_context,
     )
 
 
