@@ -27,6 +27,7 @@ from app.memories.schemas import MemoryIn
 from app.memories.service import MemoryService
 from app.recall.schemas import LegWeights, RecallRequest
 from app.recall.service import RecallService
+from app.recall.term_counts import TermCounts
 from memoria_bench.config import BenchConfig
 from memoria_bench.modes import ALL, DENSE, LEXICAL, LEXICAL_DENSE, MODE_WEIGHTS
 
@@ -35,6 +36,9 @@ METRICS = ("recall@5", "recall@10", "ndcg@10", "mrr", "session@10")
 SYSTEMS: dict[str, LegWeights | None] = dict(MODE_WEIGHTS)
 #: Every leg at the defaults, fused by normalised scores instead of ranks (`MEMORIA_RECALL__FUSION`).
 SCORE_FUSION = f"{ALL}@fusion=scores"
+#: The lexical leg alone and every leg, with term rarity switched the other way round from the
+#: configuration (`MEMORIA_RECALL__LEXICAL_IDF`): `@idf` when it is off, `@no-idf` when it is on.
+IDF_MODES = (LEXICAL, ALL)
 #: The paired differences the report gives a bootstrap CI for (better, other).
 PAIRS = ((LEXICAL_DENSE, LEXICAL), (LEXICAL_DENSE, DENSE), (ALL, LEXICAL_DENSE), (ALL, SCORE_FUSION))
 
@@ -184,6 +188,8 @@ async def load_benchmark(
             config.graph_indexer(db, embedder),
             progress,
         )
+    # The term counts, as the workers keep them after each store (the lexical leg's term rarity).
+    await TermCounts(db.write).count_pending()
     # Planner statistics, as autovacuum leaves them on a live system: the lexical leg reads its
     # common lexemes from them, so every run must see them.
     await db.write.execute("ANALYZE memories, concepts, memory_concepts, concept_edges")
@@ -296,6 +302,15 @@ async def bench_quality(
     per_system[SCORE_FUSION] = await run_system(
         benchmark, by_scores.recall_service(db, embedder), user_id, MODE_WEIGHTS[ALL]
     )
+    # term rarity the other way round from the configuration, paired (on, off) with the mode
+    idf_on = not config.recall.lexical_idf
+    switched = replace(config, recall=config.recall.model_copy(update={"lexical_idf": idf_on}))
+    for mode in IDF_MODES:
+        name = f"{mode}@idf" if idf_on else f"{mode}@no-idf"
+        per_system[name] = await run_system(
+            benchmark, switched.recall_service(db, embedder), user_id, MODE_WEIGHTS[mode]
+        )
+        pairs.append((name, mode) if idf_on else (mode, name))
     for depth in leg_depths:
         shallow = replace(config, recall=config.recall.model_copy(update={"leg_depth": depth}))
         name = f"{ALL}@depth={depth}"
