@@ -83,10 +83,11 @@ class TermCounts:
         if not memory_ids:
             return
         ids = sorted(memory_ids)
-        async with self._pool.acquire() as conn:
-            async with transaction_with(conn, "SET LOCAL synchronous_commit = off", read_only=False):
-                await count_in(conn, ids)
-
+        async with (
+            self._pool.acquire() as conn,
+            transaction_with(conn, "SET LOCAL synchronous_commit = off", read_only=False),
+        ):
+            await count_in(conn, ids)
 
     async def count_pending(self, batch: int = 1000) -> int:
         """Count every memory that has a counting job, batch by batch, as the workers would: for
@@ -100,9 +101,10 @@ class TermCounts:
 
 async def count_in(conn: asyncpg.Connection, memory_ids: list[int]) -> None:
     """`TermCounts.count` inside the caller's transaction."""
-    locked = [r["namespace_id"] for r in await LockTermNamespaces(
-        lock_base=TERM_LOCK_BASE, memory_ids=memory_ids
-    ).fetch(conn)]
+    locked = [
+        r["namespace_id"]
+        for r in await LockTermNamespaces(lock_base=TERM_LOCK_BASE, memory_ids=memory_ids).fetch(conn)
+    ]
     rows = await CountTerms(memory_ids=memory_ids, locked=locked).fetch(conn)
     skipped = [r["memory_id"] for r in rows if r["what"] == "skipped"]
     if skipped:
