@@ -31,7 +31,10 @@ from app.recall.term_counts import TermCounts
 from memoria_bench.config import BenchConfig
 from memoria_bench.modes import ALL, DENSE, LEXICAL, LEXICAL_DENSE, MODE_WEIGHTS
 
-METRICS = ("recall@5", "recall@10", "ndcg@10", "mrr", "session@10")
+METRICS = ("recall@1", "recall@5", "recall@10", "ndcg@10", "mrr", "session@10")
+#: The metrics every paired difference gets a CI for: R@10 is near saturation on some sets, where
+#: R@1 and MRR still tell systems apart.
+CI_METRICS = ("recall@10", "recall@1", "mrr")
 #: Every mode is a system; a graph-weight sweep adds more.
 SYSTEMS: dict[str, LegWeights | None] = dict(MODE_WEIGHTS)
 #: Every leg at the defaults, fused by normalised scores instead of ranks (`MEMORIA_RECALL__FUSION`).
@@ -39,6 +42,8 @@ SCORE_FUSION = f"{ALL}@fusion=scores"
 #: The lexical leg alone and every leg, with term rarity switched the other way round from the
 #: configuration (`MEMORIA_RECALL__LEXICAL_IDF`): `@idf` when it is off, `@no-idf` when it is on.
 IDF_MODES = (LEXICAL, ALL)
+#: The key of a report's per-query metrics (`--per-query` writes them apart; `bench compare` reads them).
+PER_QUERY = "per_query"
 #: The paired differences the report gives a bootstrap CI for (better, other).
 PAIRS = ((LEXICAL_DENSE, LEXICAL), (LEXICAL_DENSE, DENSE), (ALL, LEXICAL_DENSE), (ALL, SCORE_FUSION))
 
@@ -107,6 +112,7 @@ def query_metrics(
     ideal = sum(1.0 / math.log2(i + 2) for i in range(min(len(relevant), 10)))
     first = next((i for i, g in enumerate(gains) if g), None)
     return {
+        "recall@1": recall_at(1),
         "recall@5": recall_at(5),
         "recall@10": recall_at(10),
         "ndcg@10": dcg / ideal if ideal else 0.0,
@@ -232,22 +238,43 @@ def summarise(
         }
         for system, rows in per_system.items()
     }
-    paired: dict[str, Any] = {}
-    for best, other in pairs:
-        if best not in per_system or other not in per_system:
-            continue
-        a, b = per_system[best], per_system[other]
+    paired = {
+        pair_name(best, other): paired_cis(per_system[best], per_system[other], everyone, by_stratum)
+        for best, other in pairs
+        if best in per_system and other in per_system
+    }
+    per_query = {
+        "queries": [{"query_id": q.query_id, "stratum": q.stratum} for q in benchmark.queries],
+        "systems": {
+            system: [[round(row[m], 4) for m in CI_METRICS] for row in rows]
+            for system, rows in per_system.items()
+        },
+        "metrics": list(CI_METRICS),
+    }
+    return {
+        "corpus": name,
+        "queries": len(benchmark.queries),
+        "systems": systems,
+        "paired_ci": paired,
+        PER_QUERY: per_query,
+    }
 
-        def ci(idx: list[int], a: list[dict[str, float]] = a, b: list[dict[str, float]] = b) -> list[float]:
-            return list(
-                paired_bootstrap_ci([a[i]["recall@10"] for i in idx], [b[i]["recall@10"] for i in idx])
-            )
 
-        paired[pair_name(best, other)] = {
-            "overall": {"recall@10": ci(everyone)},
-            "by_stratum": {s: {"recall@10": ci(idx)} for s, idx in by_stratum.items()},
+def paired_cis(
+    a: Sequence[Mapping[str, float]],
+    b: Sequence[Mapping[str, float]],
+    everyone: Sequence[int],
+    by_stratum: Mapping[str, Sequence[int]],
+) -> dict[str, Any]:
+    """The 95% CI of the mean difference a - b of every `CI_METRICS` metric, overall and per stratum."""
+
+    def cis(idx: Sequence[int]) -> dict[str, list[float]]:
+        return {
+            metric: list(paired_bootstrap_ci([a[i][metric] for i in idx], [b[i][metric] for i in idx]))
+            for metric in CI_METRICS
         }
-    return {"corpus": name, "queries": len(benchmark.queries), "systems": systems, "paired_ci": paired}
+
+    return {"overall": cis(everyone), "by_stratum": {s: cis(idx) for s, idx in by_stratum.items()}}
 
 
 def pair_name(best: str, other: str) -> str:
@@ -264,17 +291,18 @@ def print_report(report: dict[str, Any], console: Console) -> None:
         for stratum, values in figures["by_stratum"].items():
             table.add_row("", stratum, *(f"{values[m]:.3f}" for m in METRICS))
     console.print(table)
-    ci_table = Table(title="paired bootstrap 95% CI of the R@10 difference (10,000 draws)")
-    ci_table.add_column("pair")
-    ci_table.add_column("overall", justify="right")
     strata = sorted(next(iter(report["paired_ci"].values()))["by_stratum"]) if report["paired_ci"] else []
-    for stratum in strata:
-        ci_table.add_column(stratum, justify="right")
-    for pair, figures in report["paired_ci"].items():
-        cells = [figures["overall"]["recall@10"]]
-        cells += [figures["by_stratum"].get(s, {}).get("recall@10") for s in strata]
-        ci_table.add_row(pair, *(f"[{c[0]:+.3f}, {c[1]:+.3f}]" if c else "" for c in cells))
-    console.print(ci_table)
+    for metric in CI_METRICS:
+        ci_table = Table(title=f"paired bootstrap 95% CI of the {metric} difference (10,000 draws)")
+        ci_table.add_column("pair")
+        ci_table.add_column("overall", justify="right")
+        for stratum in strata:
+            ci_table.add_column(stratum, justify="right")
+        for pair, figures in report["paired_ci"].items():
+            cells = [figures["overall"].get(metric)]
+            cells += [figures["by_stratum"].get(s, {}).get(metric) for s in strata]
+            ci_table.add_row(pair, *(f"[{c[0]:+.3f}, {c[1]:+.3f}]" if c else "" for c in cells))
+        console.print(ci_table)
 
 
 async def bench_quality(

@@ -17,6 +17,7 @@ from app.settings import Settings
 from memoria_bench.config import BenchConfig
 from memoria_bench.modes import MODE_WEIGHTS
 from memoria_bench.quality import (
+    PER_QUERY,
     Benchmark,
     Query,
     bench_quality,
@@ -99,12 +100,25 @@ def test_a_corpus_longer_than_the_content_limit_is_loaded_whole(tmp_path: Path, 
 def test_paired_intervals_cover_every_stratum_the_queries_carry() -> None:
     queries = [Query(f"q{i}", "ns", "text", stratum, frozenset({"d"})) for i, stratum in enumerate("abcab")]
     benchmark = Benchmark(rows=[], queries=queries)
-    row = {"recall@5": 1.0, "recall@10": 1.0, "ndcg@10": 1.0, "mrr": 1.0, "session@10": 1.0}
-    per_system = {"lexical+dense": [row] * 5, "all@graph=2": [{**row, "recall@10": 0.0}] * 5}
+    row = {"recall@1": 1.0, "recall@5": 1.0, "recall@10": 1.0, "ndcg@10": 1.0, "mrr": 1.0, "session@10": 1.0}
+    per_system = {"lexical+dense": [row] * 5, "all@graph=2": [{**row, "recall@10": 0.0, "mrr": 0.5}] * 5}
     report = summarise(benchmark, per_system, "facts", [("all@graph=2", "lexical+dense")])
     paired = report["paired_ci"][pair_name("all@graph=2", "lexical+dense")]
     assert set(paired["by_stratum"]) == {"a", "b", "c"}
-    assert paired["overall"]["recall@10"] == [-1.0, -1.0]
+    assert paired["overall"] == {"recall@10": [-1.0, -1.0], "recall@1": [0.0, 0.0], "mrr": [-0.5, -0.5]}
+
+
+def test_the_report_keeps_every_systems_per_query_figures_in_query_order() -> None:
+    queries = [Query(f"q{i}", "ns", "text", "s", frozenset({"d"})) for i in range(3)]
+    rows = [
+        {"recall@1": r1, "recall@5": 1.0, "recall@10": 1.0, "ndcg@10": 1.0, "mrr": mrr, "session@10": 1.0}
+        for r1, mrr in ((1.0, 1.0), (0.0, 0.5), (0.0, 0.25))
+    ]
+    report = summarise(Benchmark(rows=[], queries=queries), {"all": rows}, "turns", [])
+    per_query = report[PER_QUERY]
+    assert [q["query_id"] for q in per_query["queries"]] == ["q0", "q1", "q2"]
+    assert per_query["metrics"] == ["recall@10", "recall@1", "mrr"]
+    assert per_query["systems"]["all"] == [[1.0, 1.0, 1.0], [1.0, 0.0, 0.5], [1.0, 0.0, 0.25]]
 
 
 async def test_every_mode_is_scored_and_printed_under_one_name_each(
@@ -131,6 +145,7 @@ async def test_every_mode_is_scored_and_printed_under_one_name_each(
     ]
     assert all(set(p["by_stratum"]) == {"single-hop", "temporal"} for p in report["paired_ci"].values())
     assert report["systems"]["lexical+dense"]["overall"]["recall@10"] > 0
+    assert list(report[PER_QUERY]["systems"]) == list(report["systems"])
     out = io.StringIO()
     print_report(report, Console(file=out, width=200))
     assert "lexical+dense - lexical" in out.getvalue() and "hybrid" not in out.getvalue()

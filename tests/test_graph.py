@@ -58,6 +58,38 @@ def test_everyday_words_and_clause_fragments_are_no_concepts() -> None:
     assert {"terraform", "freezegun"} <= names
 
 
+def test_a_rare_verb_or_adjective_is_no_concept_but_a_rare_noun_or_unlisted_technical_term_is() -> None:
+    """Frequency alone let "rotate", "creamy" and "heartfelt" through; the lexicon's parts of speech
+    keep only words that can name a thing, and words it lacks only when they are rare in English."""
+    texts = [
+        "rotate the creamy heartfelt sorta keys with kubectl.",
+        "Commend the pottery class; woah, we tried asyncpg pooling.",
+    ]
+    names = {c.name for text in texts for c in extract_concepts(text)}
+    assert not names & {"rotate", "creamy", "heartfelt", "sorta", "commend", "woah"}, names
+    assert {"kubectl", "pottery", "asyncpg"} <= names
+
+
+def test_phrases_are_noun_compounds_not_descriptions_or_clauses() -> None:
+    names = {
+        c.name
+        for text in ("I had a tough breakup.", "We avoid collision.", "Bake the dessert recipes.")
+        for c in extract_concepts(text)
+    }
+    assert "dessert recipe" in names
+    assert not names & {"tough breakup", "avoid collision"}, names
+
+
+def test_a_name_holds_its_connecting_words_and_an_opening_unlisted_word_is_a_name() -> None:
+    names = {
+        c.name: c.kind
+        for c in extract_concepts("Gina: I have watched Game of Thrones with Lord of the Rings fans.")
+    }
+    assert names["game of thrones"] == "name" and names["lord of the rings"] == "name"
+    assert names["gina"] == "name"
+    assert "game" not in names and "thrones" not in names
+
+
 def test_a_random_token_the_detector_missed_never_becomes_a_concept_but_a_commit_does() -> None:
     token = "Zq8Lm3Np5Rt7xWv2Kc9Hb4"  # letters of both cases and digits, as a credential is made
     names = [

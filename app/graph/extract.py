@@ -4,9 +4,12 @@ A concept is a name (a capitalised word or run of them inside a sentence: a pers
 product), something written the way technical values are (a path, a file, a version, an identifier,
 a CamelCase technology, a command in backticks), a tag or keyword the memory carries, or a rare
 word or a short phrase holding one. How common a word is comes from wordfreq's English list (its
-Zipf scale, `zipf`): a word most English text uses ("every", "run", "mode", "service", "test")
-says nothing about what one memory is about, so it is never a concept alone and never opens or
-closes a phrase. The few words wordfreq cannot tell apart from content words (evaluative adjectives
+Zipf scale, `app.graph.words`): a word most English text uses ("every", "run", "mode", "service",
+"test") says nothing about what one memory is about, so it is never a concept alone and never opens
+or closes a phrase. Whether a word can name a thing at all comes from lemminflect's lexicon of parts
+of speech: a rare verb or adjective ("rotate", "creamy") is no concept, and a phrase is a noun
+compound ("cache key"), not an everyday description ("tough breakup") or a clause ("avoid
+collision"). The few words the lists cannot tell apart from content words (evaluative adjectives
 such as "amazing") are listed in `FILLERS`.
 
 Regular expressions and cached lookups only: microseconds per memory. Concepts are normalised (case,
@@ -17,14 +20,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 
-from wordfreq import zipf_frequency
-
-COMMON_ZIPF = 4.0
-"""A word at least this common (wordfreq's Zipf scale, lower case) is an everyday English word
-(about the 7,000 most frequent): never a concept alone, and one written capitalised at the start of
-a sentence ("Run the tests") is that word, not a name."""
+from app.graph.words import is_common, is_everyday_adjective, names_a_thing, readings, zipf
 
 FUNCTION_ZIPF = 5.0
 """A word at least this common ("every", "instead", "the", "really") ends a phrase: a phrase holding
@@ -79,17 +76,6 @@ class Concept:
     kind: str  # a key of PRIORITY
 
 
-@lru_cache(maxsize=65536)
-def zipf(word: str) -> float:
-    """How common a word is in English (wordfreq's Zipf scale: 7 "the", 3 a rare word, 0 unknown)."""
-    return zipf_frequency(word.lower(), "en")
-
-
-def is_common(word: str) -> bool:
-    """An everyday English word (`COMMON_ZIPF`)."""
-    return zipf(word) >= COMMON_ZIPF
-
-
 def singular(word: str) -> str:
     """Cheap English singularisation for concept keys (not for display)."""
     if len(word) <= 3 or not word.endswith("s") or word.endswith(("ss", "us", "is", "'s")):
@@ -132,8 +118,8 @@ def technical_kind(token: str) -> str | None:
         return "file"
     if any(c.isdigit() for c in token) or any(c in "._+#" for c in token[1:-1]):
         return "identifier"
-    if "-" in token[1:-1] and not is_common(lower):
-        return "identifier"
+    if "-" in token[1:-1] and not is_common(lower) and not is_everyday_adjective(lower.rsplit("-", 1)[1]):
+        return "identifier"  # "time-machine", "eu-west"; "gluten-free" is an adjective
     if any(c.isupper() for c in token[1:]) and any(c.islower() for c in token):
         return "name"  # CamelCase: a product or technology
     return None
@@ -153,21 +139,55 @@ def _looks_random(display: str) -> bool:
     return False
 
 
+def _is_compound(tail: list[str]) -> bool:
+    """Words that make a noun compound holding a rare word: "cache key", "dessert recipe"."""
+    # English compounds modify with the singular ("cache keys"); a modifier ending in -s is mostly
+    # a verb ("reads secrets"), and a head ending in -ed or -ly closes a clause
+    modifiers_singular = not any(w.endswith("s") and not w.endswith("ss") for w in tail[:-1])
+    # a gerund heads a compound as a noun ("connection pooling", "load balancing")
+    head = names_a_thing(tail[-1]) or tail[-1].endswith("ing")
+    return (
+        modifiers_singular
+        and head
+        and not tail[-1].endswith(_NOT_A_THING)
+        and all(names_a_thing(w) for w in tail[:-1])
+        and not any(is_everyday_adjective(w) for w in tail[:-1])
+        and any(not is_common(w) for w in tail)
+    )
+
+
 def _phrases(words: list[str]) -> list[tuple[str, str]]:
     """Phrases and rare terms of a run of lower-case content words (none as common as
-    FUNCTION_ZIPF): the run's last two or three words when one of them is rare, each rare word on
-    its own. Fillers are cut from the front."""
-    found = [(w, "term") for w in words if len(w) >= 4 and not is_common(w) and not w.endswith(_NOT_A_THING)]
+    FUNCTION_ZIPF): the run's last two or three words when one of them is rare and they make a
+    noun compound, each rare word that can be a noun on its own. Fillers are cut from the front."""
+    found = [
+        (w, "term")
+        for w in words
+        if len(w) >= 4 and not is_common(w) and not w.endswith(_NOT_A_THING) and names_a_thing(w)
+    ]
     while words and words[0] in FILLERS:
         words = words[1:]
-    if len(words) >= 2:
-        tail = words[-3:] if len(words) <= 3 else words[-2:]
-        # English compounds modify with the singular ("cache keys"); a modifier ending in -s is
-        # mostly a verb ("reads secrets"), and a head ending in -ed or -ly closes a clause
-        modifiers_singular = not any(w.endswith("s") and not w.endswith("ss") for w in tail[:-1])
-        if modifiers_singular and not tail[-1].endswith(_NOT_A_THING) and any(not is_common(w) for w in tail):
+    # the run's last three words when it has no more, else its last two; a shorter tail when the
+    # longer one is no compound ("tuned connection pooling" names "connection pooling")
+    for size in (3, 2) if len(words) <= 3 else (2,):
+        tail = words[-size:]
+        if len(tail) == size and _is_compound(tail):
             found.append((" ".join(tail), "phrase"))
+            break
     return found
+
+
+NAME_CONNECTORS = frozenset({"of", "the"})
+"""Lower-case words a name may hold between capitalised ones ("Bank of America")."""
+
+
+def _name_follows(rest: list[str]) -> bool:
+    """The tokens after a connector go on with a capitalised word of a name (after more connectors)."""
+    for token in rest:
+        if token.lower() in NAME_CONNECTORS:
+            continue
+        return token[0].isupper() and zipf(token) < NAME_BREAK_ZIPF
+    return False
 
 
 def _spans(sentence: str, names: frozenset[str]) -> list[tuple[str, str]]:
@@ -186,9 +206,13 @@ def _spans(sentence: str, names: frozenset[str]) -> list[tuple[str, str]]:
         found.extend(_phrases(phrase[:]))
         phrase.clear()
 
-    for position, token in enumerate(_TOKEN.findall(sentence)):
+    tokens = _TOKEN.findall(sentence)
+    for position, token in enumerate(tokens):
         token = token[:-2] if token.endswith("'s") else token
         lower = token.lower()
+        if run and lower in NAME_CONNECTORS and _name_follows(tokens[position + 1 :]):
+            run.append(token)  # "Game of Thrones", "Lord of the Rings": one name
+            continue
         if "'" in token:  # a contraction ("how'd", "I'm")
             flush_name()
             flush_phrase()
@@ -203,7 +227,9 @@ def _spans(sentence: str, names: frozenset[str]) -> list[tuple[str, str]]:
             if position > 0:
                 name = zipf(lower) < NAME_BREAK_ZIPF
             else:  # at a sentence's start capitals say little (`OPENING_NAME_ZIPF`)
-                name = kind == "name" or token.isupper() or lower in names or zipf(lower) < OPENING_NAME_ZIPF
+                rare = zipf(lower) < OPENING_NAME_ZIPF and names_a_thing(lower)
+                rare = rare or (not readings(lower) and not is_common(lower))  # "Gina:", "McGregor"
+                name = kind == "name" or token.isupper() or lower in names or rare
                 name = name and not lower.endswith(_NOT_A_THING)
             if name:
                 flush_phrase()

@@ -14,7 +14,7 @@ import click
 from memoria_bench.cli.common import START_KEY
 from memoria_bench.cli.concepts import concepts
 from memoria_bench.cli.hook import bench_hook
-from memoria_bench.cli.recall import extraction, latency, quality
+from memoria_bench.cli.recall import compare_runs, extraction, latency, quality
 from memoria_bench.cli.redaction import secrets
 from memoria_bench.cli.report import report
 from memoria_bench.cli.served import capture, inference, ingest, mcp, slow_clients, soak
@@ -35,6 +35,7 @@ def bench(ctx: click.Context) -> None:
 for _command in (
     extraction,
     quality,
+    compare_runs,
     latency,
     soak,
     secrets,

@@ -22,6 +22,7 @@ from memoria_bench.cli.common import (
     save_report,
     sentences_file,
 )
+from memoria_bench.modes import ALL
 from memoria_bench.scratch import scratch_database, scratch_server
 
 
@@ -64,6 +65,13 @@ def extraction(data: Path, corpus: str, limit: int, json_out: Path | None) -> No
     "reading d candidates, compared with all at the configured depth.",
 )
 @click.option(
+    "--per-query",
+    "per_query_out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write every system's R@10, R@1 and MRR per query, for `memoria bench compare` against "
+    "another run (another embedder or embedding input: what one run cannot hold as two systems).",
+)
+@click.option(
     "--floor",
     is_flag=True,
     help="Instead of the modes: the prompt hook's relevance floor (MEMORIA_HOOKS__MIN_SIMILARITY, "
@@ -82,13 +90,14 @@ def quality(
     json_out: Path | None,
     graph_weights: str,
     leg_depths: str,
+    per_query_out: Path | None,
     floor: bool,
     floor_sweep: str,
 ) -> None:
     """Load a corpus through the real store path into a scratch database and score recall in each
     mode: lexical, dense, graph, lexical+dense and all (every leg, the configured defaults), and all
     fused by normalised scores instead of ranks. With --floor, the hook's relevance floor instead."""
-    from memoria_bench.quality import bench_quality, print_report
+    from memoria_bench.quality import PER_QUERY, bench_quality, print_report
 
     corpus = corpus or ("facts" if (data / "facts.jsonl").is_file() else "turns")
     for needed in (f"{corpus}.jsonl", f"qrels_{corpus}.jsonl", "queries.jsonl"):
@@ -115,8 +124,35 @@ def quality(
             sections, embedder, db, user_id, data, corpus, sweep, depths
         )
     )
+    per_query = report.pop(PER_QUERY)
     print_report(report, Console(width=140))
     save_report(report, json_out, f"{data.name}-{corpus}")
+    if per_query_out is not None:
+        per_query_out.write_text(json.dumps({"corpus": f"{data.name}-{corpus}", **per_query}))
+        click.echo(f"wrote {per_query_out}", err=True)
+
+
+@click.command("compare")
+@click.argument("after", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("before", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--system", "system_after", default=ALL, show_default=True, help="The system of AFTER.")
+@click.option("--before-system", "system_before", help="The system of BEFORE (default: --system).")
+@JSON_OPTION
+def compare_runs(
+    after: Path, before: Path, system_after: str, system_before: str | None, json_out: Path | None
+) -> None:
+    """Paired bootstrap CIs of R@10, R@1 and MRR between two `bench quality --per-query` files of one
+    corpus (AFTER - BEFORE), overall and per stratum."""
+    from memoria_bench.compare import CompareError, compare, print_comparison, read_per_query
+
+    try:
+        report = compare(
+            read_per_query(after), read_per_query(before), system_after, system_before or system_after
+        )
+    except CompareError as exc:
+        raise click.UsageError(str(exc)) from exc
+    print_comparison(report, Console(width=160))
+    save_report(report, json_out, f"{after.stem}-vs-{before.stem}")
 
 
 def _floor(data: Path, corpus: str, json_out: Path | None, floor_sweep: str) -> None:
