@@ -111,8 +111,9 @@ CREATE FUNCTION public.memoria_uncount_terms_of_deleted() RETURNS trigger
         BEGIN
             PERFORM pg_advisory_xact_lock(7886928847432581120::bigint + s.namespace_id)
             FROM (
-                SELECT DISTINCT t.namespace_id
-                FROM memory_terms t JOIN removed r ON r.id = t.memory_id
+                SELECT r.namespace_id FROM removed r
+                UNION
+                SELECT t.namespace_id FROM memory_terms t JOIN removed r ON r.id = t.memory_id
                 ORDER BY 1
             ) s;
             WITH gone AS (

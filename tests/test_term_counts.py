@@ -24,7 +24,15 @@ from app.recall.service import RecallService
 from app.recall.settings import RecallSettings
 from app.recall.sql import recall_statement
 from app.recall.statement import parameter_names
-from app.recall.term_counts import TERM_COUNT_JOB, CountTerms, TermCounts, count_in
+from app.recall.term_counts import (
+    TERM_COUNT_JOB,
+    TERM_LOCK_BASE,
+    CompleteTermCounts,
+    CountTerms,
+    LockTermNamespaces,
+    TermCounts,
+    count_in,
+)
 from app.settings import DatabaseSettings, MemorySettings
 from tests.fakes.embedders import ScriptedEmbedder
 
@@ -185,6 +193,47 @@ async def test_a_memory_moved_to_an_unlocked_namespace_is_rolled_back_and_counte
         await TermCounts(db.write).count([memory])
         await assert_counts_follow_the_memories(conn)
         assert (await kept_counts(conn))[0] == {("kestrel", second): 1, ("nest", second): 1}
+
+
+async def test_a_purge_racing_the_counting_job_of_its_memory_neither_deadlocks_nor_miscounts(
+    db_url: str, db: Database
+) -> None:
+    async with db.write.acquire() as conn:
+        user_id = await create_user(conn, "racer")
+        namespace_id = await conn.fetchval(
+            "INSERT INTO namespaces (user_id, name) VALUES ($1, 'n') RETURNING id", user_id
+        )
+        (kept,) = await _insert(conn, namespace_id, ["osprey wings"])
+        await TermCounts(db.write).count([kept])
+        (doomed,) = await _insert(conn, namespace_id, ["osprey talons"])
+    counting = await asyncpg.connect(db_url)
+    purging = await asyncpg.connect(db_url)
+    try:
+        job = counting.transaction()
+        await job.start()
+        await count_in_up_to_completion(counting, [doomed])  # holds the namespace's count lock
+        # the purge cascades the memory's job rows away, then waits for that lock (its trigger)
+        purge = asyncio.create_task(purging.execute("DELETE FROM memories WHERE id = $1", doomed))
+        await asyncio.sleep(0.3)
+        assert not purge.done()
+        await asyncio.wait_for(CompleteTermCounts(memory_ids=[doomed]).execute(counting), 5)
+        await job.commit()
+        await asyncio.wait_for(purge, 5)
+    finally:
+        await counting.close()
+        await purging.close()
+    async with db.write.acquire() as conn:
+        await assert_counts_follow_the_memories(conn)
+        assert (await kept_counts(conn))[0][("osprey", namespace_id)] == 1
+
+
+async def count_in_up_to_completion(conn: asyncpg.Connection, memory_ids: list[int]) -> None:
+    """`count_in` but for its last step, the completion of the jobs."""
+    locked = [
+        r["namespace_id"]
+        for r in await LockTermNamespaces(lock_base=TERM_LOCK_BASE, memory_ids=memory_ids).fetch(conn)
+    ]
+    assert not await CountTerms(memory_ids=memory_ids, locked=locked).fetch(conn)
 
 
 FILLER = [f"kubernetes note number {n}" for n in range(8)]

@@ -10,7 +10,8 @@ a write: a store only adds a job row.
 
 Lock order: the count locks of the memories' namespaces (transaction-scoped advisory locks, in
 namespace order), then `memory_terms`, `term_counts`, `namespace_terms` and job rows. The DELETE
-trigger of a purge takes the same locks in the same order.
+trigger of a purge takes the same count locks in the same order, but after the purge's cascade has
+locked the memory's job rows: the job skips job rows it cannot lock instead of waiting for them.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import asyncpg
 
 from app.db import transaction_with
 from app.db.queries import NamedQuery
-from app.jobs import Job, complete_for_memories
+from app.jobs import Job
 
 TERM_COUNT_JOB = "recall.term_counts"  # also written by migration 0018's triggers
 TERM_LOCK_BASE = 0x6D74 << 48  # advisory lock key = base + namespace id (migration 0018 too)
@@ -58,6 +59,12 @@ class DeleteEmptyTerms(_TermQuery):
 class PendingTermCounts(_TermQuery):
     QUERY = "pending_term_counts"
     limit: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompleteTermCounts(_TermQuery):
+    QUERY = "complete_term_counts"
+    memory_ids: list[int]
 
 
 class NamespaceMoved(Exception):
@@ -114,4 +121,4 @@ async def count_in(conn: asyncpg.Connection, memory_ids: list[int]) -> None:
         await DeleteEmptyTerms(
             lexemes=[r["lexeme"] for r in emptied], namespace_ids=[r["namespace_id"] for r in emptied]
         ).execute(conn)
-    await complete_for_memories(conn, TERM_COUNT_JOB, memory_ids)  # job rows last (the lock order)
+    await CompleteTermCounts(memory_ids=memory_ids).execute(conn)  # job rows last (the lock order)

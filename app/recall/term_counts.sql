@@ -104,3 +104,16 @@ SELECT DISTINCT memory_id FROM jobs
 WHERE kind = 'recall.term_counts' AND memory_id IS NOT NULL
 ORDER BY memory_id
 LIMIT :limit
+
+-- name: complete_term_counts
+-- The memories' counting jobs, done with this transaction. A job row another transaction holds is
+-- skipped, not waited for: a purge's cascade deletes it while it waits for this transaction's
+-- count locks (its DELETE trigger), which would be a deadlock; if that transaction rolls back,
+-- the job stays and runs again, and counts nothing twice.
+DELETE FROM jobs
+WHERE id IN (
+    SELECT id FROM jobs
+    WHERE kind = 'recall.term_counts' AND memory_id = ANY(:memory_ids::bigint[])
+    ORDER BY id
+    FOR UPDATE SKIP LOCKED
+)

@@ -103,8 +103,10 @@ def upgrade() -> None:
               OR OLD.is_sensitive <> NEW.is_sensitive)
         EXECUTE FUNCTION memoria_count_terms_of_updated()
     """)
-    # A purged memory's counts go with it, under its namespaces' count locks (in namespace order,
-    # as the job takes them); a lexeme no memory holds any more loses its row.
+    # A purged memory's counts go with it, under the count locks (in namespace order, as the job
+    # takes them) of the namespace it was in and the one it is counted in: a job counting it right
+    # now holds the former, and its count is read only once that job has committed. A lexeme no
+    # memory holds any more loses its row.
     op.execute(f"""
         CREATE FUNCTION memoria_uncount_terms_of_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
         DECLARE
@@ -113,8 +115,9 @@ def upgrade() -> None:
         BEGIN
             PERFORM pg_advisory_xact_lock({LOCK_BASE}::bigint + s.namespace_id)
             FROM (
-                SELECT DISTINCT t.namespace_id
-                FROM memory_terms t JOIN removed r ON r.id = t.memory_id
+                SELECT r.namespace_id FROM removed r
+                UNION
+                SELECT t.namespace_id FROM memory_terms t JOIN removed r ON r.id = t.memory_id
                 ORDER BY 1
             ) s;
             WITH gone AS (
