@@ -56,6 +56,7 @@ from app.observability import RequestObserver, Scrape, metrics_route
 from app.openapi import LocalSwaggerUI, OpenAPIJsonPlugin
 from app.recall import RecallService
 from app.recall.routes import recall_memories
+from app.recall.term_counts import TERM_COUNT_JOB, TermCounts
 from app.secrets import warm_secret_catalog
 from app.settings import Settings
 from app.ui import template_config, ui_router
@@ -153,6 +154,8 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
             jobs.register(EMBED_JOB, embedding_jobs.run, reconcile=embedding_jobs.reconcile)
             expiry = ExpiryJobs(db.write, settings.memories)  # self-rescheduling; reconcile keeps one
             jobs.register(EXPIRE_JOB, expiry.run, reconcile=expiry.reconcile)
+            # the lexical leg's term counts, after every change a trigger saw (migration 0018)
+            jobs.register(TERM_COUNT_JOB, TermCounts(db.write).run)
             await jobs.start()
             # Bounded, before uvicorn listens; the watcher warms again whenever PostgreSQL restarts.
             await warmup.warm()

@@ -33,6 +33,7 @@ from app.memories.schemas import MemoryIn
 from app.memories.service import EpisodeIn, MemoryService
 from app.recall.schemas import LegWeights, RecallRequest
 from app.recall.service import RecallService
+from app.recall.term_counts import TermCounts
 from memoria_bench.config import BenchConfig
 from memoria_bench.modes import ALL, DENSE, LEXICAL, LEXICAL_DENSE, MODE_WEIGHTS
 
@@ -53,6 +54,9 @@ SHAPES_OFF = f"{ALL}@shapes=off"
 TURN_CORPORA = frozenset({"turns"})
 #: The source of the turns' capture keys (`<source>:<session>:<turn>:<chunk>`).
 TURN_SOURCE = "bench"
+#: The lexical leg alone and every leg, with term rarity switched the other way round from the
+#: configuration (`MEMORIA_RECALL__LEXICAL_IDF`): `@idf` when it is off, `@no-idf` when it is on.
+IDF_MODES = (LEXICAL, ALL)
 #: The key of a report's per-query metrics (`--per-query` writes them apart; `bench compare` reads them).
 PER_QUERY = "per_query"
 #: The paired differences the report gives a bootstrap CI for (better, other).
@@ -276,6 +280,8 @@ async def load_benchmark(
             turns,
         )
     await embed_pending(config, db, embedder)
+    # The term counts, as the workers keep them after each store (the lexical leg's term rarity).
+    await TermCounts(db.write).count_pending()
     # Planner statistics, as autovacuum leaves them on a live system: the lexical leg reads its
     # common lexemes from them, so every run must see them.
     await db.write.execute("ANALYZE memories, concepts, memory_concepts, concept_edges")
@@ -438,6 +444,15 @@ async def bench_quality(
     )
     per_system.update(await run_shapes_flipped(config, benchmark, db, embedder, user_id))
     pairs.append((SHAPES_ON, ALL) if SHAPES_ON in per_system else (ALL, SHAPES_OFF))
+    # term rarity the other way round from the configuration, paired (on, off) with the mode
+    idf_on = not config.recall.lexical_idf
+    switched = replace(config, recall=config.recall.model_copy(update={"lexical_idf": idf_on}))
+    for mode in IDF_MODES:
+        name = f"{mode}@idf" if idf_on else f"{mode}@no-idf"
+        per_system[name] = await run_system(
+            benchmark, switched.recall_service(db, embedder), user_id, MODE_WEIGHTS[mode]
+        )
+        pairs.append((name, mode) if idf_on else (mode, name))
     for depth in leg_depths:
         shallow = replace(config, recall=config.recall.model_copy(update={"leg_depth": depth}))
         name = f"{ALL}@depth={depth}"

@@ -20,6 +20,33 @@ COMMENT ON EXTENSION vector IS 'vector data type and ivfflat and hnsw access met
 
 
 --
+-- Name: memoria_count_terms_of_inserted(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.memoria_count_terms_of_inserted() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+        BEGIN
+            INSERT INTO jobs (kind, memory_id)
+            SELECT 'recall.term_counts', added.id FROM added WHERE added.deleted_at IS NULL AND NOT added.is_sensitive;
+            RETURN NULL;
+        END $$;
+
+
+--
+-- Name: memoria_count_terms_of_updated(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.memoria_count_terms_of_updated() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+        BEGIN
+            INSERT INTO jobs (kind, memory_id) VALUES ('recall.term_counts', NEW.id);
+            RETURN NULL;
+        END $$;
+
+
+--
 -- Name: memoria_public_id(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -69,6 +96,52 @@ CREATE FUNCTION public.memoria_scope_search(namespace_id bigint, search_vector t
 CREATE FUNCTION public.memoria_tags_text(tags text[]) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN COALESCE(array_to_string(tags, ' '::text), ''::text);
+
+
+--
+-- Name: memoria_uncount_terms_of_deleted(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.memoria_uncount_terms_of_deleted() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+        DECLARE
+            emptied text[];
+            emptied_namespaces bigint[];
+        BEGIN
+            PERFORM pg_advisory_xact_lock(7886928847432581120::bigint + s.namespace_id)
+            FROM (
+                SELECT r.namespace_id FROM removed r
+                UNION
+                SELECT t.namespace_id FROM memory_terms t JOIN removed r ON r.id = t.memory_id
+                ORDER BY 1
+            ) s;
+            WITH gone AS (
+                DELETE FROM memory_terms t USING removed r WHERE t.memory_id = r.id
+                RETURNING t.namespace_id, t.lexemes
+            ),
+            documents AS (
+                UPDATE namespace_terms n SET memories = n.memories - d.memories
+                FROM (SELECT namespace_id, count(*) AS memories FROM gone GROUP BY 1) d
+                WHERE n.namespace_id = d.namespace_id
+            ),
+            terms AS (
+                UPDATE term_counts c SET memories = c.memories - d.memories
+                FROM (
+                    SELECT g.namespace_id, l.lexeme, count(*) AS memories
+                    FROM gone g, unnest(g.lexemes) AS l (lexeme)
+                    GROUP BY 1, 2
+                ) d
+                WHERE c.lexeme = d.lexeme AND c.namespace_id = d.namespace_id
+                RETURNING c.lexeme, c.namespace_id, c.memories
+            )
+            SELECT array_agg(lexeme), array_agg(namespace_id) INTO emptied, emptied_namespaces
+            FROM terms WHERE memories <= 0;
+            DELETE FROM term_counts c
+            USING unnest(emptied, emptied_namespaces) AS e (lexeme, namespace_id)
+            WHERE c.lexeme = e.lexeme AND c.namespace_id = e.namespace_id AND c.memories <= 0;
+            RETURN NULL;
+        END $$;
 
 
 
@@ -349,6 +422,17 @@ CREATE TABLE public.memory_secrets (
 
 
 --
+-- Name: memory_terms; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.memory_terms (
+    memory_id bigint NOT NULL,
+    namespace_id bigint NOT NULL,
+    lexemes text[] NOT NULL
+);
+
+
+--
 -- Name: namespace_shares; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -358,6 +442,16 @@ CREATE TABLE public.namespace_shares (
     permission text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     CONSTRAINT namespace_shares_permission_check CHECK ((permission = ANY (ARRAY['read'::text, 'write'::text])))
+);
+
+
+--
+-- Name: namespace_terms; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.namespace_terms (
+    namespace_id bigint NOT NULL,
+    memories integer NOT NULL
 );
 
 
@@ -445,6 +539,17 @@ CREATE TABLE public.session_ledger (
     chars integer DEFAULT 0 NOT NULL,
     CONSTRAINT session_ledger_chars_check CHECK ((chars >= 0)),
     CONSTRAINT session_ledger_session_id_check CHECK (((char_length(session_id) >= 1) AND (char_length(session_id) <= 128)))
+);
+
+
+--
+-- Name: term_counts; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.term_counts (
+    lexeme text NOT NULL,
+    namespace_id bigint NOT NULL,
+    memories integer NOT NULL
 );
 
 
@@ -601,11 +706,27 @@ ALTER TABLE ONLY public.memory_secrets
 
 
 --
+-- Name: memory_terms memory_terms_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.memory_terms
+    ADD CONSTRAINT memory_terms_pkey PRIMARY KEY (memory_id);
+
+
+--
 -- Name: namespace_shares namespace_shares_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.namespace_shares
     ADD CONSTRAINT namespace_shares_pkey PRIMARY KEY (namespace_id, grantee_id);
+
+
+--
+-- Name: namespace_terms namespace_terms_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.namespace_terms
+    ADD CONSTRAINT namespace_terms_pkey PRIMARY KEY (namespace_id);
 
 
 --
@@ -646,6 +767,14 @@ ALTER TABLE ONLY public.secret_reads
 
 ALTER TABLE ONLY public.session_ledger
     ADD CONSTRAINT session_ledger_pkey PRIMARY KEY (user_id, session_id, memory_id);
+
+
+--
+-- Name: term_counts term_counts_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.term_counts
+    ADD CONSTRAINT term_counts_pkey PRIMARY KEY (lexeme, namespace_id);
 
 
 --
@@ -827,6 +956,13 @@ CREATE INDEX memories_search_idx ON public.memories USING gin (search_vector);
 
 
 --
+-- Name: memories_session_turns_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX memories_session_turns_idx ON public.memories USING btree (namespace_id, ((metadata ->> 'session_id'::text)), ((metadata -> 'turn'::text)), ((metadata -> 'chunk'::text)), created_at, id) WHERE ((capture_key IS NOT NULL) AND (deleted_at IS NULL));
+
+
+--
 -- Name: memories_tags_idx; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -859,6 +995,13 @@ CREATE UNIQUE INDEX memory_links_superseded_once ON public.memory_links USING bt
 --
 
 CREATE INDEX memory_links_target_idx ON public.memory_links USING btree (target_id, kind);
+
+
+--
+-- Name: memory_terms_namespace_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX memory_terms_namespace_idx ON public.memory_terms USING btree (namespace_id);
 
 
 --
@@ -897,6 +1040,13 @@ CREATE INDEX session_ledger_memory_idx ON public.session_ledger USING btree (mem
 
 
 --
+-- Name: term_counts_namespace_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX term_counts_namespace_idx ON public.term_counts USING btree (namespace_id);
+
+
+--
 -- Name: ui_sessions_expires_idx; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -908,6 +1058,27 @@ CREATE INDEX ui_sessions_expires_idx ON public.ui_sessions USING btree (expires_
 --
 
 CREATE INDEX ui_sessions_key_idx ON public.ui_sessions USING btree (key_id);
+
+
+--
+-- Name: memories memories_count_terms_of_inserted; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER memories_count_terms_of_inserted AFTER INSERT ON public.memories REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION public.memoria_count_terms_of_inserted();
+
+
+--
+-- Name: memories memories_count_terms_of_updated; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER memories_count_terms_of_updated AFTER UPDATE OF search_vector, namespace_id, deleted_at, is_sensitive ON public.memories FOR EACH ROW WHEN (((old.search_vector IS DISTINCT FROM new.search_vector) OR (old.namespace_id <> new.namespace_id) OR ((old.deleted_at IS NULL) <> (new.deleted_at IS NULL)) OR (old.is_sensitive <> new.is_sensitive))) EXECUTE FUNCTION public.memoria_count_terms_of_updated();
+
+
+--
+-- Name: memories memories_uncount_terms_of_deleted; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER memories_uncount_terms_of_deleted AFTER DELETE ON public.memories REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION public.memoria_uncount_terms_of_deleted();
 
 
 --
@@ -1007,6 +1178,14 @@ ALTER TABLE ONLY public.memory_secrets
 
 
 --
+-- Name: memory_terms memory_terms_namespace_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.memory_terms
+    ADD CONSTRAINT memory_terms_namespace_id_fkey FOREIGN KEY (namespace_id) REFERENCES public.namespaces(id) ON DELETE CASCADE;
+
+
+--
 -- Name: namespace_shares namespace_shares_grantee_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1020,6 +1199,14 @@ ALTER TABLE ONLY public.namespace_shares
 
 ALTER TABLE ONLY public.namespace_shares
     ADD CONSTRAINT namespace_shares_namespace_id_fkey FOREIGN KEY (namespace_id) REFERENCES public.namespaces(id) ON DELETE CASCADE;
+
+
+--
+-- Name: namespace_terms namespace_terms_namespace_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.namespace_terms
+    ADD CONSTRAINT namespace_terms_namespace_id_fkey FOREIGN KEY (namespace_id) REFERENCES public.namespaces(id) ON DELETE CASCADE;
 
 
 --
@@ -1060,6 +1247,14 @@ ALTER TABLE ONLY public.session_ledger
 
 ALTER TABLE ONLY public.session_ledger
     ADD CONSTRAINT session_ledger_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
+
+
+--
+-- Name: term_counts term_counts_namespace_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.term_counts
+    ADD CONSTRAINT term_counts_namespace_id_fkey FOREIGN KEY (namespace_id) REFERENCES public.namespaces(id) ON DELETE CASCADE;
 
 
 --

@@ -71,6 +71,7 @@ def _args(**overrides: Any) -> RecallArgs:
         "query": "q",
         "common_lexemes": [],
         "expanded_query": None,
+        "lexical_idf": False,
         "text_by_namespace": False,
         "include_sensitive": False,
         "category": None,

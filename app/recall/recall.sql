@@ -166,6 +166,15 @@ UNION ALL
    AND by_namespace
  LIMIT :lexical_cap)
 
+-- fragment: or_rank(vec, broad_q)
+-- How well `vec` matches an OR of the query's lexemes. ts_rank of an OR is the mean of each
+-- lexeme's own ts_rank (its occurrences, by field weight, saturating); with :lexical_idf each
+-- lexeme's counts by its rarity in the scope [term rarity]: the sum of idf x its ts_rank.
+CASE WHEN :lexical_idf::boolean
+     THEN (SELECT coalesce(sum(i.idf * ts_rank(vec, i.term)), 0)::real FROM lexical_idf i)
+     ELSE ts_rank(vec, broad_q)
+END
+
 -- fragment: graph_namespace(c)
 -- [graph namespace] What the graph leg weighs concept c by, from its namespace: the namespace's
 -- linked memories, and the doc_freq above which a concept of it is a hub, or too common to stand
@@ -221,12 +230,37 @@ lexical_query AS (
                AS broad_q,
            (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM unnest(l.lexemes) lexeme
             WHERE lexeme <> ALL(:common_lexemes::text[])) AS rare_q,
-           l.lexemes && :common_lexemes::text[] AS has_common
+           l.lexemes && :common_lexemes::text[] AS has_common,
+           l.lexemes
     FROM (
         SELECT tsvector_to_array(
                    to_tsvector('english', :query || ' ' || coalesce(:expanded_query::text, ''))
                ) AS lexemes
     ) l
+),
+-- [term rarity] Each query lexeme's rarity in the scope, when :lexical_idf: BM25's inverse document
+-- frequency ln(1 + (N - df + 0.5) / (df + 0.5)), N the scope's memories and df those holding the
+-- lexeme, read from the counts the counting job keeps (app/recall/term_counts.py), never from
+-- `memories`: one primary-key lookup per lexeme within the scope's first and last id [scope
+-- bounds], and one per namespace of the scope.
+lexical_idf AS MATERIALIZED (
+    SELECT quote_literal(t.lexeme)::tsquery AS term,
+           ln(1 + (greatest(n.memories - t.memories, 0) + 0.5) / (t.memories + 0.5)) AS idf
+    FROM (
+        SELECT coalesce(sum(nt.memories), 0)::float8 AS memories
+        FROM namespace_terms nt
+        WHERE nt.namespace_id = ANY((SELECT ids FROM scope_ids)::bigint[])
+    ) n,
+    lexical_query q
+    CROSS JOIN LATERAL unnest(q.lexemes) AS l (lexeme)
+    CROSS JOIN LATERAL (
+        SELECT l.lexeme, coalesce(sum(c.memories), 0)::float8 AS memories
+        FROM term_counts c
+        WHERE c.lexeme = l.lexeme
+          AND c.namespace_id BETWEEN (SELECT first_id FROM scope_ids) AND (SELECT last_id FROM scope_ids)
+          AND c.namespace_id = ANY((SELECT ids FROM scope_ids)::bigint[])
+    ) t
+    WHERE :lexical_idf::boolean
 ),
 -- Three tiers, each broadening only when the ones before came back short of the leg depth, and
 -- each ranking at most :lexical_cap candidates, so a query full of common words cannot make this
@@ -244,9 +278,10 @@ lexical_strict AS (
 ),
 -- Any of the rarer lexemes: a question's "like" or "would" would fetch a fifth of the table and
 -- says little about relevance. ts_rank (term frequency, all lexemes) separates OR matches better
--- than cover density, which rewards several terms close together.
+-- than cover density, which rewards several terms close together. With :lexical_idf each lexeme
+-- counts by its rarity [term rarity] instead of all alike.
 lexical_rare AS (
-    SELECT c.id, ts_rank(c.search_vector, q.broad_q) AS score
+    SELECT c.id, {{ or_rank(c.search_vector, q.broad_q) }} AS score
     FROM lexical_query q,
          LATERAL (
              {{ lexical_tier(q.rare_q, true) }}
@@ -259,7 +294,7 @@ lexical_rare AS (
 ),
 -- Any lexeme at all, common ones included (when none is common, the rare tier already was this).
 lexical_any AS (
-    SELECT c.id, ts_rank(c.search_vector, q.broad_q) AS score
+    SELECT c.id, {{ or_rank(c.search_vector, q.broad_q) }} AS score
     FROM lexical_query q,
          LATERAL (
              {{ lexical_tier(q.broad_q, true) }}

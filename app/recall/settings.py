@@ -153,6 +153,12 @@ class RecallSettings(Section):
         description="lexemes in more than this share of memories (planner statistics) do not pick OR-tier "
         "candidates, they only rank them; 0 turns this off",
     )
+    lexical_idf: bool = Field(
+        default=False,
+        description="rank OR matches of the lexical leg by each query lexeme's rarity in the scope "
+        "(BM25's inverse document frequency, from counts a background job keeps) instead of all "
+        "lexemes alike; explain's lexical_score is then that idf-weighted sum",
+    )
     common_lexemes_ttl_s: float = Field(
         default=600.0, ge=0, description="how long the common-lexeme list read from pg_stats is cached"
     )

@@ -26,6 +26,7 @@ class RecallArgs:
     query: str  # parsed by websearch_to_tsquery: user text can never be a syntax error
     common_lexemes: list[str]  # too common to pick OR-tier candidates (pg_stats, cached)
     expanded_query: str | None  # extra lexical terms, OR-ed in when broadening
+    lexical_idf: bool  # OR matches rank by each lexeme's rarity in the scope (term counts)
     text_by_namespace: bool  # the lexical tiers ask the text index namespace by namespace
     include_sensitive: bool
     row_filters: bool = field(init=False)  # any of the five row filters below is set

@@ -10,6 +10,7 @@ from rich.console import Console
 from app.db import create_database
 from app.embeddings import Embedder
 from app.recall.ef_search import ef_search_for
+from app.recall.term_counts import TermCounts
 from memoria_bench.config import BenchConfig
 from memoria_bench.corpus import generate_memories, load_pool, make_queries
 from memoria_bench.latency.bulk import bulk_store
@@ -53,6 +54,9 @@ async def bench_latency(
         memories = list(generate_memories(pool_of, options.memories, options.namespaces))
         load = bulk_store if options.bulk else store_corpus
         report["load"] = await load(db, embedder, config.memories, user_id, memories, console)
+        # the lexical leg's term counts, as the workers keep them after each store
+        report["corpus"]["term_counted_now"] = await TermCounts(db.write).count_pending()
+        await db.write.execute("ANALYZE term_counts, namespace_terms")
         if options.concepts:
             report["graph"] = await index_concepts(db, embedder, config, user_id, console)
         report["corpus"]["concept_links"] = await db.write.fetchval("SELECT count(*) FROM memory_concepts")

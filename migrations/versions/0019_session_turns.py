@@ -11,7 +11,7 @@ and `chunk` are indexed as stored, with no cast that a malformed value could fai
 Built CONCURRENTLY, alone in autocommit: a big table keeps taking writes meanwhile.
 
 Revision ID: 0019
-Revises: 0017
+Revises: 0018
 Create Date: 2026-11-28
 """
 
@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from alembic import op
 
 revision: str = "0019"
-down_revision: str | None = "0017"
+down_revision: str | None = "0018"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
