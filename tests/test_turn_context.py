@@ -8,9 +8,8 @@ the same text, so re-embedding reproduces the vectors.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
 import asyncpg
@@ -19,7 +18,7 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from app.embeddings import LocalEmbedder, Vector, guarded
+from app.embeddings import LocalEmbedder, guarded
 from app.embeddings.backfill import backfill
 from app.embeddings.inputs import TurnContext
 from app.embeddings.jobs import connect
@@ -27,6 +26,7 @@ from app.embeddings.reembed import ReembedOptions, reembed
 from app.factory import create_app
 from app.jobs import JobSettings, JobWorker
 from app.settings import Settings
+from tests.fakes.embedders import ScriptedEmbedder
 from tests.fakes.embedding_server import FakeEmbeddingServer
 from tests.fakes.providers import openai_compatible
 
@@ -34,37 +34,6 @@ Client = AsyncTestClient[Litestar]
 Headers = dict[str, str]
 CONTEXT = TurnContext(previous_chars=40, with_date=True)
 MARCH_4 = "2026-03-04T10:00:00Z"
-
-
-@dataclass
-class RecordingEmbedder:
-    """The real model, remembering every document text it was asked to embed."""
-
-    model: LocalEmbedder
-    documents: list[str] = field(default_factory=list)
-
-    @property
-    def model_id(self) -> str:
-        return self.model.model_id
-
-    @property
-    def dimension(self) -> int:
-        return self.model.dimension
-
-    @property
-    def is_local(self) -> bool:
-        return True
-
-    async def load(self) -> None: ...
-
-    async def close(self) -> None: ...
-
-    async def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
-        self.documents += texts
-        return await self.model.embed_documents(texts)
-
-    async def embed_query(self, text: str) -> Vector:
-        return await self.model.embed_query(text)
 
 
 @pytest.fixture
@@ -82,7 +51,7 @@ def fake384() -> Iterator[FakeEmbeddingServer]:
 
 @asynccontextmanager
 async def running(
-    settings: Settings, embedder: RecordingEmbedder, context: TurnContext = CONTEXT
+    settings: Settings, embedder: ScriptedEmbedder, context: TurnContext = CONTEXT
 ) -> AsyncIterator[Client]:
     """The app with turn context `context` and no job loops (tests drain the queue)."""
     embeddings = settings.embeddings.model_copy(
@@ -123,7 +92,7 @@ async def memory(conn: asyncpg.Connection, public_id: int) -> asyncpg.Record:
     return row
 
 
-async def vector_of(embedder: RecordingEmbedder, text: str) -> np.ndarray[Any, Any]:
+async def vector_of(embedder: ScriptedEmbedder, text: str) -> np.ndarray[Any, Any]:
     (vector,) = await embedder.model.embed_documents([text])
     return np.asarray(vector, dtype=np.float32)
 
@@ -136,7 +105,7 @@ def close(stored: Any, expected: np.ndarray[Any, Any]) -> bool:
 async def test_a_captured_turn_is_embedded_after_its_date_and_previous_turn_but_stored_and_shown_alone(
     settings: Settings, embedder: LocalEmbedder, job_conn: asyncpg.Connection, alice: Headers
 ) -> None:
-    recording = RecordingEmbedder(embedder)
+    recording = ScriptedEmbedder(embedder)
     async with running(settings, recording) as client:
         # sent out of order in one batch: the session's order decides the neighbour, not arrival
         second, first = await capture(
@@ -180,7 +149,7 @@ async def test_a_captured_turn_is_embedded_after_its_date_and_previous_turn_but_
 async def test_turn_context_off_embeds_a_captured_turn_as_its_content(
     settings: Settings, embedder: LocalEmbedder, job_conn: asyncpg.Connection, alice: Headers
 ) -> None:
-    recording = RecordingEmbedder(embedder)
+    recording = ScriptedEmbedder(embedder)
     async with running(settings, recording, TurnContext()) as client:
         recording.documents.clear()  # the start-up warm-up's text
         first, second = await capture(
@@ -199,7 +168,7 @@ async def test_turn_context_off_embeds_a_captured_turn_as_its_content(
 async def test_a_deleted_sensitive_or_other_namespace_turn_is_never_a_neighbour(
     settings: Settings, embedder: LocalEmbedder, job_conn: asyncpg.Connection, alice: Headers, bob: Headers
 ) -> None:
-    recording = RecordingEmbedder(embedder)
+    recording = ScriptedEmbedder(embedder)
     secret = "The staging vault is opened by the ops rota, ask Kim"
     async with running(settings, recording) as client:
         (kept,) = await capture(client, alice, [exchange("s-1", 0, "Where do deploys run?", "On Nomad.")])
@@ -227,7 +196,7 @@ async def test_a_deleted_sensitive_or_other_namespace_turn_is_never_a_neighbour(
 async def test_the_next_turn_is_embedded_again_when_its_previous_turn_arrives_late_turns_sensitive_or_goes(
     settings: Settings, embedder: LocalEmbedder, job_conn: asyncpg.Connection, alice: Headers
 ) -> None:
-    recording = RecordingEmbedder(embedder)
+    recording = ScriptedEmbedder(embedder)
     async with running(settings, recording) as client:
         first, third = await capture(
             client,
@@ -274,7 +243,7 @@ async def test_backfill_and_reembed_write_the_vectors_the_first_embedding_wrote(
     alice: Headers,
     fake384: FakeEmbeddingServer,
 ) -> None:
-    recording = RecordingEmbedder(embedder)
+    recording = ScriptedEmbedder(embedder)
     async with running(settings, recording) as client:
         recording.documents.clear()  # the start-up warm-up's text
         await capture(

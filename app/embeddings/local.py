@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import anyio
-import anyio.to_thread
 import numpy as np
 
 from app.embeddings.base import EmbeddingError, Vector
-from app.embeddings.cache import QueryCache
+from app.embeddings.in_process import InProcessEmbedder
 from app.embeddings.settings import DEFAULT_LOCAL_MODEL, EmbeddingSettings
 
 if TYPE_CHECKING:
@@ -33,32 +30,19 @@ def resolve_local_model(name: str) -> str:
     return str(Path(name).expanduser()) if Path(name).expanduser().exists() else name
 
 
-class LocalEmbedder:
+class LocalEmbedder(InProcessEmbedder):
     """Loaded once per process; inference runs in worker threads so the event loop never blocks."""
 
     def __init__(self, settings: EmbeddingSettings, query_cache_size: int | None = None) -> None:
-        self._settings = settings
+        super().__init__(settings, query_cache_size)
         self._model_name = settings.model_name
-        self._dimension = settings.resolved_dimension
         self._model: SentenceTransformer | None = None
         self._onnx: OnnxEncoder | None = None
-        self._limiter = anyio.CapacityLimiter(settings.max_concurrency)
-        self._queries = QueryCache(
-            settings.query_cache_size if query_cache_size is None else query_cache_size
-        )
 
     @property
     def model_id(self) -> str:
         """What `embedding_model` records: the quantized model's vectors are not the float model's."""
         return f"{self._model_name}+int8" if self._settings.local_quantize else self._model_name
-
-    @property
-    def dimension(self) -> int:
-        return self._dimension
-
-    @property
-    def is_local(self) -> bool:
-        return True
 
     def load_sync(self) -> None:
         if self._model is not None:
@@ -108,9 +92,6 @@ class LocalEmbedder:
     def runtime(self) -> str:
         return "onnx" if self._onnx is not None else "torch"
 
-    async def load(self) -> None:
-        await anyio.to_thread.run_sync(self.load_sync)
-
     async def close(self) -> None:
         self._model = None
         self._onnx = None
@@ -132,15 +113,3 @@ class LocalEmbedder:
         except Exception as exc:  # callers only handle EmbeddingError
             raise EmbeddingError(f"local model {self._model_name!r} failed: {exc}") from exc
         return [np.asarray(row, dtype=np.float32) for row in matrix]
-
-    async def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
-        if not texts:
-            return []
-        return await anyio.to_thread.run_sync(self._encode, list(texts), limiter=self._limiter)
-
-    async def _encode_query(self, text: str) -> Vector:
-        (vector,) = await anyio.to_thread.run_sync(self._encode, [text], True, limiter=self._limiter)
-        return vector
-
-    async def embed_query(self, text: str) -> Vector:
-        return await self._queries.get_or_compute(text, self._encode_query)

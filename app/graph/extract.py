@@ -21,7 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from app.graph.words import is_common, is_everyday_adjective, names_a_thing, readings, zipf
+from app.core.english import zipf
+from app.graph.words import is_common, is_everyday_adjective, names_a_thing, readings
 
 FUNCTION_ZIPF = 5.0
 """A word at least this common ("every", "instead", "the", "really") ends a phrase: a phrase holding

@@ -14,7 +14,8 @@ from __future__ import annotations
 from functools import lru_cache
 
 from lemminflect import getAllLemmas
-from wordfreq import zipf_frequency
+
+from app.core.english import zipf
 
 COMMON_ZIPF = 4.0
 """A word at least this common (wordfreq's Zipf scale, lower case) is an everyday English word
@@ -26,12 +27,6 @@ UNLISTED_ZIPF = 3.0
 term or a name ("kubectl", "redis") rather than slang or a pronoun ("sorta", "oneself")."""
 
 _NOUN_TAGS = ("NOUN", "PROPN")
-
-
-@lru_cache(maxsize=65536)
-def zipf(word: str) -> float:
-    """How common a word is in English (wordfreq's Zipf scale: 7 "the", 3 a rare word, 0 unknown)."""
-    return zipf_frequency(word.lower(), "en")
 
 
 def is_common(word: str) -> bool:

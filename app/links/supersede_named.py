@@ -37,6 +37,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from app.core.english import zipf
 from app.links.supersede_text import (
     ADDITION_CUES,
     CHANGE_CUES,
@@ -46,7 +47,6 @@ from app.links.supersede_text import (
     find_cue,
     tokens,
     words,
-    zipf,
 )
 
 How = Literal["named-gone", "same-slot"]

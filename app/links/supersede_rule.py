@@ -65,6 +65,7 @@ from difflib import SequenceMatcher
 from itertools import pairwise
 from typing import Literal
 
+from app.core.english import zipf
 from app.links.supersede_named import QUALIFIER_ZIPF, is_cue_word, named_change, qualified
 from app.links.supersede_text import (
     ADDITION_CUES,
@@ -77,7 +78,6 @@ from app.links.supersede_text import (
     is_question,
     statements,
     tokens,
-    zipf,
 )
 
 Decision = Literal["confident", "suggest", "none"]

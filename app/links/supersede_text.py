@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
 from typing import Protocol
+
+from app.core.english import stem, zipf
 
 
 class WordBars(Protocol):
@@ -116,9 +117,9 @@ def tokens(text: str, thresholds: WordBars) -> list[Token]:
         named = capital or (shown.isupper() and len(shown) > 1)
         if weight <= 0 and not named:
             continue
-        rare = _zipf(lower) < thresholds.specific_zipf
+        rare = zipf(lower) < thresholds.specific_zipf
         found.append(
-            Token(_stem(lower), shown, max(weight, 1.0 if named else weight), rare or named, match.start())
+            Token(stem(lower), shown, max(weight, 1.0 if named else weight), rare or named, match.start())
         )
     return found
 
@@ -139,13 +140,8 @@ def words(text: str) -> list[Word]:
     found: list[Word] = []
     for match in _TOKEN.finditer(text):
         lower = match[0].lower()
-        found.append(Word(_stem(lower) if lower.isalpha() else lower, lower, match.start()))
+        found.append(Word(stem(lower) if lower.isalpha() else lower, lower, match.start()))
     return found
-
-
-def zipf(word: str) -> float:
-    """How common a word is in English (wordfreq's Zipf scale: 7 "the", 3 a rare word, 0 unknown)."""
-    return _zipf(word.lower())
 
 
 def _is_label(number: re.Match[str], previous: re.Match[str] | None, text: str, thresholds: WordBars) -> bool:
@@ -159,30 +155,11 @@ def _is_label(number: re.Match[str], previous: re.Match[str] | None, text: str, 
         return False
     word = previous[0]
     adjacent = not text[previous.end() : number.start()].strip()
-    return adjacent and word.isalpha() and word.islower() and _zipf(word) < thresholds.label_zipf
+    return adjacent and word.isalpha() and word.islower() and zipf(word) < thresholds.label_zipf
 
 
 def _rarity(word: str, thresholds: WordBars) -> float:
-    return max(0.0, thresholds.common_zipf - _zipf(word))
-
-
-@cache
-def _zipf(word: str) -> float:
-    from wordfreq import zipf_frequency  # its word list loads on first use, not at import
-
-    return float(zipf_frequency(word, "en"))
-
-
-@cache
-def _stem(word: str) -> str:
-    return str(_stemmer().stemWord(word))
-
-
-@cache
-def _stemmer():  # type: ignore[no-untyped-def]
-    import snowballstemmer
-
-    return snowballstemmer.stemmer("english")
+    return max(0.0, thresholds.common_zipf - zipf(word))
 
 
 def find_cue(text: str, phrases: Sequence[str]) -> str | None:

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Literal
 
+from app.core.english import stem
+
 QueryShape = Literal["advice", "temporal", "other"]
 
 ADVICE_WORDS = ("recommend", "recommendation", "suggest", "suggestion", "advice", "advise", "tip", "should")
@@ -74,13 +76,13 @@ class Shape:
 def query_shape(query: str) -> Shape:
     """The shape of `query` (the module's docstring gives the rule)."""
     words = _words(query)
-    stems = [_stem(word) for word in words]
+    stems = [stem(word) for word in words]
     if any(word in PERSONAL_WORDS for word in words):
-        for word, stem in zip(words, stems, strict=True):
-            if stem in _stems(ADVICE_WORDS):
+        for word, word_stem in zip(words, stems, strict=True):
+            if word_stem in _stems(ADVICE_WORDS):
                 return Shape("advice", word)
-    for word, stem in zip(words, stems, strict=True):
-        if stem in _stems(TEMPORAL_WORDS) or _YEAR.match(word):
+    for word, word_stem in zip(words, stems, strict=True):
+        if word_stem in _stems(TEMPORAL_WORDS) or _YEAR.match(word):
             return Shape("temporal", word)
     if date := _date_name(query):
         return Shape("temporal", date.lower())
@@ -96,7 +98,7 @@ def _words(text: str) -> list[str]:
 
 @cache
 def _stems(words: tuple[str, ...]) -> frozenset[str]:
-    return frozenset(_stem(word) for word in words)
+    return frozenset(stem(word) for word in words)
 
 
 def _date_name(text: str) -> str | None:
@@ -112,15 +114,3 @@ def _date_names() -> re.Pattern[str]:
     `calendar` names)."""
     names = "|".join([*calendar.month_name[1:], *calendar.day_name])
     return re.compile(rf"(?<=\S)\s+\W*({names})\b")
-
-
-@cache
-def _stem(word: str) -> str:
-    return str(_stemmer().stemWord(word))
-
-
-@cache
-def _stemmer():  # type: ignore[no-untyped-def]
-    import snowballstemmer
-
-    return snowballstemmer.stemmer("english")

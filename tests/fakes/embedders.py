@@ -1,9 +1,10 @@
-"""An embedder with the real model's identity whose query embedding a test can make fail."""
+"""An embedder with the real model's identity whose query embedding a test can make fail, and which
+remembers every document text it was asked to embed."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from app.embeddings import LocalEmbedder, Vector
 
@@ -11,11 +12,13 @@ from app.embeddings import LocalEmbedder, Vector
 @dataclass
 class ScriptedEmbedder:
     """The real model's identity and documents; `embed_query` counts its calls and raises `error`
-    when set (an `EmbeddingError` is a provider outage; anything else, a bug)."""
+    when set (an `EmbeddingError` is a provider outage; anything else, a bug); `documents` holds
+    every text it embedded as a document (what an embedding path chose to embed)."""
 
     model: LocalEmbedder
     error: Exception | None = None
     calls: int = 0
+    documents: list[str] = field(default_factory=list)
 
     @property
     def model_id(self) -> str:
@@ -34,6 +37,7 @@ class ScriptedEmbedder:
     async def close(self) -> None: ...
 
     async def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
+        self.documents += texts
         return await self.model.embed_documents(texts)
 
     async def embed_query(self, text: str) -> Vector:
