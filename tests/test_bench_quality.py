@@ -135,11 +135,14 @@ async def test_every_mode_is_scored_and_printed_under_one_name_each(
     finally:
         await db.close()
     flipped = "all@shapes=off" if settings.recall.query_shapes else "all@shapes=on"
+    idf = "no-idf" if settings.recall.lexical_idf else "idf"
     assert list(report["systems"]) == [
         *MODE_WEIGHTS,
         "all@graph=0.5",
         "all@fusion=scores",
         flipped,
+        f"lexical@{idf}",
+        f"all@{idf}",
         "all@depth=1",
     ]
     assert list(report["paired_ci"]) == [
@@ -149,6 +152,11 @@ async def test_every_mode_is_scored_and_printed_under_one_name_each(
         "all - all@fusion=scores",
         "all@graph=0.5 - lexical+dense",
         "all@shapes=on - all" if flipped == "all@shapes=on" else "all - all@shapes=off",
+        *(
+            ["lexical - lexical@no-idf", "all - all@no-idf"]
+            if idf == "no-idf"
+            else ["lexical@idf - lexical", "all@idf - all"]
+        ),
         "all@depth=1 - all",
     ]
     assert all(set(p["by_stratum"]) == {"single-hop", "temporal"} for p in report["paired_ci"].values())

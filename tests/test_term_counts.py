@@ -253,13 +253,16 @@ async def rarity_corpus(db: Database) -> int:
     return int(user_id)
 
 
-@pytest.mark.parametrize(("idf", "first"), [(True, RARE_ONCE), (False, COMMON_TWICE)])
-async def test_a_rare_term_outranks_a_common_one_only_with_term_rarity(
-    db: Database, rarity_corpus: int, embedder: Any, idf: bool, first: str
+@pytest.mark.parametrize(
+    ("idf", "min_memories", "first"),
+    [(True, 0, RARE_ONCE), (False, 0, COMMON_TWICE), (True, 1000, COMMON_TWICE)],
+    ids=["rarity", "no-rarity", "scope-too-small-for-rarity"],
+)
+async def test_a_rare_term_outranks_a_common_one_only_with_term_rarity_in_a_big_enough_scope(
+    db: Database, rarity_corpus: int, embedder: Any, idf: bool, min_memories: int, first: str
 ) -> None:
-    service = RecallService(
-        db, ScriptedEmbedder(embedder), RecallSettings(lexical_idf=idf), MemorySettings().tag_limits
-    )
+    settings = RecallSettings(lexical_idf=idf, lexical_idf_min_memories=min_memories)
+    service = RecallService(db, ScriptedEmbedder(embedder), settings, MemorySettings().tag_limits)
     request = RecallRequest(query="zephyr kubernetes", weights=LEXICAL_ONLY, explain=True)
     response = await service.recall(rarity_corpus, request)
     assert response.results[0].content == first
@@ -277,6 +280,7 @@ async def test_term_rarity_reads_the_counts_never_the_memories(db: Database, rar
         "query": "zephyr kubernetes",
         "common_lexemes": [],
         "lexical_idf": True,
+        "lexical_idf_min_memories": 0,
         "text_by_namespace": True,
         "include_sensitive": False,
         "row_filters": False,

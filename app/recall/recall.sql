@@ -169,8 +169,9 @@ UNION ALL
 -- fragment: or_rank(vec, broad_q)
 -- How well `vec` matches an OR of the query's lexemes. ts_rank of an OR is the mean of each
 -- lexeme's own ts_rank (its occurrences, by field weight, saturating); with :lexical_idf each
--- lexeme's counts by its rarity in the scope [term rarity]: the sum of idf x its ts_rank.
-CASE WHEN :lexical_idf::boolean
+-- lexeme's counts by its rarity in the scope [term rarity]: the sum of idf x its ts_rank (in a
+-- scope too small for rarity to mean anything, `lexical_idf` is empty and the mean stands).
+CASE WHEN :lexical_idf::boolean AND EXISTS (SELECT 1 FROM lexical_idf)
      THEN (SELECT coalesce(sum(i.idf * ts_rank(vec, i.term)), 0)::real FROM lexical_idf i)
      ELSE ts_rank(vec, broad_q)
 END
@@ -242,7 +243,8 @@ lexical_query AS (
 -- frequency ln(1 + (N - df + 0.5) / (df + 0.5)), N the scope's memories and df those holding the
 -- lexeme, read from the counts the counting job keeps (app/recall/term_counts.py), never from
 -- `memories`: one primary-key lookup per lexeme within the scope's first and last id [scope
--- bounds], and one per namespace of the scope.
+-- bounds], and one per namespace of the scope. None in a scope of fewer than
+-- :lexical_idf_min_memories memories, whose frequencies say little.
 lexical_idf AS MATERIALIZED (
     SELECT quote_literal(t.lexeme)::tsquery AS term,
            ln(1 + (greatest(n.memories - t.memories, 0) + 0.5) / (t.memories + 0.5)) AS idf
@@ -261,6 +263,7 @@ lexical_idf AS MATERIALIZED (
           AND c.namespace_id = ANY((SELECT ids FROM scope_ids)::bigint[])
     ) t
     WHERE :lexical_idf::boolean
+      AND n.memories >= :lexical_idf_min_memories::integer
 ),
 -- Three tiers, each broadening only when the ones before came back short of the leg depth, and
 -- each ranking at most :lexical_cap candidates, so a query full of common words cannot make this

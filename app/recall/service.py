@@ -289,6 +289,7 @@ class RecallService:
             common_lexemes=common_lexemes,
             expanded_query=request.expanded_query,
             lexical_idf=self._settings.lexical_idf,
+            lexical_idf_min_memories=self._settings.lexical_idf_min_memories,
             text_by_namespace=reads.text_by_namespace,
             include_sensitive=filters.include_sensitive,
             category=filters.category,
@@ -371,7 +372,12 @@ class RecallService:
             ef_search=self._ef_search(),
             iterative_scan=self._settings.iterative_scan,
             lexical_mode="websearch AND, broadened to OR of lexemes when short"
-            + (", OR matches ranked by term rarity in the scope" if self._settings.lexical_idf else ""),
+            + (
+                ", OR matches ranked by term rarity in a scope of "
+                f"{self._settings.lexical_idf_min_memories} memories or more"
+                if self._settings.lexical_idf
+                else ""
+            ),
             graph_max_hops=self._graph.max_hops,
             graph_hop_decay=self._graph.hop_decay,
             graph_feedback_hits=self._graph.feedback_hits,

@@ -154,10 +154,17 @@ class RecallSettings(Section):
         "candidates, they only rank them; 0 turns this off",
     )
     lexical_idf: bool = Field(
-        default=False,
+        default=True,
         description="rank OR matches of the lexical leg by each query lexeme's rarity in the scope "
         "(BM25's inverse document frequency, from counts a background job keeps) instead of all "
         "lexemes alike; explain's lexical_score is then that idf-weighted sum",
+    )
+    lexical_idf_min_memories: int = Field(
+        default=200,
+        ge=0,
+        description="term rarity applies only to a scope of at least this many counted memories: in a "
+        "smaller one a word's document frequency says little (in five memories, a word in three looks "
+        "common), so OR matches rank as without it",
     )
     common_lexemes_ttl_s: float = Field(
         default=600.0, ge=0, description="how long the common-lexeme list read from pg_stats is cached"

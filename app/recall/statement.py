@@ -27,6 +27,7 @@ class RecallArgs:
     common_lexemes: list[str]  # too common to pick OR-tier candidates (pg_stats, cached)
     expanded_query: str | None  # extra lexical terms, OR-ed in when broadening
     lexical_idf: bool  # OR matches rank by each lexeme's rarity in the scope (term counts)
+    lexical_idf_min_memories: int  # ... in a scope of at least this many counted memories
     text_by_namespace: bool  # the lexical tiers ask the text index namespace by namespace
     include_sensitive: bool
     row_filters: bool = field(init=False)  # any of the five row filters below is set
