@@ -72,7 +72,7 @@ def _args(**overrides: Any) -> RecallArgs:
         "common_lexemes": [],
         "expanded_query": None,
         "lexical_idf": False,
-        "lexical_idf_min_memories": 200,
+        "lexical_idf_min_memories": 100,
         "text_by_namespace": False,
         "include_sensitive": False,
         "category": None,

@@ -160,7 +160,7 @@ class RecallSettings(Section):
         "lexemes alike; explain's lexical_score is then that idf-weighted sum",
     )
     lexical_idf_min_memories: int = Field(
-        default=200,
+        default=100,
         ge=0,
         description="term rarity applies only to a scope of at least this many counted memories: in a "
         "smaller one a word's document frequency says little (in five memories, a word in three looks "
