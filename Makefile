@@ -28,10 +28,14 @@ $(VENDOR): app/ui/assets/package-lock.json
 run: $(STAMP) $(VENDOR)
 	HF_HUB_OFFLINE=1 $(BIN)/memoria serve
 
+# pytest-xdist workers, each with its own embedded PostgreSQL; a test file stays on one worker, so its
+# fixtures are built once. Two keep a two-core machine busy (the tests wait on servers and CLIs a lot).
+TEST_WORKERS ?= 2
+
 test: $(STAMP) $(VENDOR)
 	bash .ci/pgbouncer-tests.sh --install-only  # the pooler tests run against a real PgBouncer
 	bash .ci/browser-tests.sh --install-only    # the web UI's tests drive Debian's chromium
-	HF_HUB_OFFLINE=1 $(BIN)/pytest
+	HF_HUB_OFFLINE=1 $(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile
 
 # import-linter (the layers, docs/architecture.md, the bench and the hook client's standard-library-only rule),
 # ruff, ruff format, mypy --strict on app, the hook client, the bench and tests.

@@ -124,7 +124,8 @@ def test_a_tiny_run_accounts_for_every_memory_job_and_phase(tmp_path: Path) -> N
     jobs = report["jobs"]
     assert report["served"]["graph"] is True
     assert jobs["drained"] and jobs["left"] == {"queued": 0, "running": 0, "failed": 0}
-    assert jobs["enqueued"] == memories["new"]  # one indexing job per new memory, nothing else
+    # per new memory one concept-indexing job and one term-counting job, nothing else
+    assert jobs["enqueued"] == 2 * memories["new"]
     assert 0 <= jobs["jobs_seen"] <= jobs["enqueued"] and jobs["polls"] > 0
     low, high = jobs["busy_s_bounds"]
     assert low <= jobs["busy_s"] <= high

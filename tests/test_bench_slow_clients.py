@@ -73,6 +73,11 @@ async def test_the_bench_reports_probes_attack_and_targets_against_a_real_server
     counters = report["server_counters"]
     assert counters['memoria_connections_refused_total{reason="address_cap"}'] == 12
     assert counters['memoria_connections_timed_out_total{reason="header_timeout"}'] == 8
-    for probe in report["probes"].values():
+    probes = list(report["probes"].values())
+    for probe in probes:
         assert probe["failed"] == 0 and probe["latency_ms"]["n"] >= 6
-    assert [t["met"] for t in report["targets"]] == [True, True]
+    answered_in_time, closed = (t["met"] for t in report["targets"])
+    # the 1 s answer target is a timing: the bench judges it (this test checks it follows the counts,
+    # not that a loaded test machine met it)
+    assert answered_in_time == all(p["over_1s"] == 0 for p in probes)
+    assert closed is True

@@ -4,8 +4,9 @@ table is watched, until the queue the stores filled is empty again.
 
 Two rates come out of it. Accepted: memories the server answered 201 for, over the time from the
 first request sent to the last answer. End to end: the same memories over the time from the first
-request sent until the durable jobs the stores enqueued (concept indexing; embedding, had the model
-failed) have all finished, which is when the last memory is fully in the graph.
+request sent until the durable jobs the stores enqueued (concept indexing, term counting;
+embedding, had the model failed) have all finished, which is when the last memory is fully in the
+graph.
 """
 
 from __future__ import annotations
