@@ -154,7 +154,7 @@ class RecallSettings(Section):
         "candidates, they only rank them; 0 turns this off",
     )
     lexical_idf: bool = Field(
-        default=True,
+        default=False,
         description="rank OR matches of the lexical leg by each query lexeme's rarity in the scope "
         "(BM25's inverse document frequency, from counts a background job keeps) instead of all "
         "lexemes alike; explain's lexical_score is then that idf-weighted sum",
