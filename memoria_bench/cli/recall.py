@@ -154,7 +154,8 @@ def compare_runs(
     except CompareError as exc:
         raise click.UsageError(str(exc)) from exc
     print_comparison(report, Console(width=160))
-    save_report(report, json_out, f"{after.stem}-vs-{before.stem}")
+    names = (path.name.removesuffix(".json").removesuffix(".pq") for path in (after, before))
+    save_report(report, json_out, f"{'-vs-'.join(names)}-{report['after']}")
 
 
 def _floor(data: Path, corpus: str, json_out: Path | None, floor_sweep: str) -> None:
