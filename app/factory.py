@@ -28,6 +28,7 @@ from app.embeddings.backfill import EMBED_JOB, EmbeddingJobs
 from app.embeddings.instrumented import instrument
 from app.errors import EXCEPTION_HANDLERS
 from app.graph import INDEX_JOB, GraphIndexer
+from app.graph.extract import warm_up as warm_concept_words
 from app.graph.routes import GraphController
 from app.health import healthz, readyz
 from app.hooks.hosts import HOSTS
@@ -55,6 +56,7 @@ from app.namespaces.share_routes import share_routes
 from app.observability import RequestObserver, Scrape, metrics_route
 from app.openapi import LocalSwaggerUI, OpenAPIJsonPlugin
 from app.recall import RecallService
+from app.recall.query_shape import warm_up as warm_query_shapes
 from app.recall.routes import recall_memories
 from app.recall.term_counts import TERM_COUNT_JOB, TermCounts
 from app.secrets import warm_secret_catalog
@@ -116,6 +118,8 @@ def create_app(settings: Settings, embedder: Embedder | None = None) -> Litestar
             if settings.links.auto_supersede:  # its word list, off the first store's path
                 await asyncio.to_thread(warm_supersede_rule)
             await asyncio.to_thread(warm_secret_catalog)  # compiling its rules, off the first store's path
+            await asyncio.to_thread(warm_concept_words)  # recall seeds and indexing read its word lists
+            await asyncio.to_thread(warm_query_shapes)  # every recall reads the query's shape
             app.state.embedder_ready = True
             app.state.embedder = model
             app.state.memory_service = MemoryService(

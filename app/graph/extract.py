@@ -301,3 +301,9 @@ def extract_concepts(
 def query_concept_names(query: str, max_concepts: int = 16) -> list[str]:
     """Concept keys a query mentions, used to seed the graph leg."""
     return [c.name for c in extract_concepts(query, max_concepts=max_concepts)]
+
+
+def warm_up() -> None:
+    """Load the word lists extraction reads (wordfreq's frequencies, lemminflect's lexicon: about a
+    second) now, not in the first recall's concept seeds or the first store's indexing."""
+    extract_concepts("Warm up the concept lexicon: rotate pgvector caches before Tuesday.")

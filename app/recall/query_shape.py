@@ -114,3 +114,8 @@ def _date_names() -> re.Pattern[str]:
     `calendar` names)."""
     names = "|".join([*calendar.month_name[1:], *calendar.day_name])
     return re.compile(rf"(?<=\S)\s+\W*({names})\b")
+
+
+def warm_up() -> None:
+    """Load the tokenizer and the stemmer now, not on the first recall's path."""
+    query_shape("When should I warm up?")
