@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from memoria_bench.modes import ALL
+from memoria_bench.provenance import PROVENANCE
 from memoria_bench.quality import CI_METRICS, paired_bootstrap_ci
 
 
@@ -80,8 +81,16 @@ def compare(
     return {
         "after": system_after,
         "before": system_before,
+        "runs": {"after": _origin(after), "before": _origin(before)},
         "figures": {group: figures(ids) for group, ids in groups.items()},
     }
+
+
+def _origin(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Which run a per-query file came from: its commit, when and how it ran (files written before
+    per-query files carried provenance say nothing, and show as unknown)."""
+    origin = data.get(PROVENANCE) or {}
+    return {key: origin.get(key) for key in ("commit", "started_utc", "command")}
 
 
 def print_comparison(report: Mapping[str, Any], console: Console) -> None:
@@ -98,3 +107,7 @@ def print_comparison(report: Mapping[str, Any], console: Console) -> None:
             cells += [f"{f['before']:.3f} → {f['after']:.3f}", f"[{f['ci'][0]:+.3f}, {f['ci'][1]:+.3f}]"]
         table.add_row(*cells)
     console.print(table)
+    for side in ("before", "after"):
+        run = report.get("runs", {}).get(side) or {}
+        commit, started = run.get("commit") or "unknown", run.get("started_utc") or "unknown"
+        console.print(f"{side}: commit {commit}, run {started}")

@@ -69,3 +69,22 @@ def test_a_file_that_is_not_a_per_query_file_is_a_usage_error(tmp_path: Path) ->
     assert "not a per-query file" in result.output
     with pytest.raises(CompareError, match="not a readable"):
         read_per_query(tmp_path / "missing.json")
+
+
+def test_the_comparison_names_the_commit_of_each_run(tmp_path: Path) -> None:
+    """Two runs of other commits are only comparable knowing which is which: the page and its JSON
+    say each file's commit, and a file from before per-query provenance says it is unknown."""
+    after = per_query({"a1": [1.0, 1.0, 1.0]})
+    after["provenance"] = {"commit": "abc123", "started_utc": "2026-11-28T15:00:00+00:00", "command": "x"}
+    paths = {}
+    for side, data in (("after", after), ("before", per_query({"a1": [0.0, 0.0, 0.0]}))):
+        paths[side] = tmp_path / f"{side}.json"
+        paths[side].write_text(json.dumps(data))
+    saved_to = tmp_path / "c.json"
+    args = ["compare", str(paths["after"]), str(paths["before"]), "--json", str(saved_to)]
+    result = CliRunner().invoke(bench, args)
+    assert result.exit_code == 0, result.output
+    assert "after: commit abc123, run 2026-11-28T15:00:00+00:00" in result.output
+    assert "before: commit unknown" in result.output
+    runs = json.loads(saved_to.read_text())["runs"]
+    assert runs["after"]["commit"] == "abc123" and runs["before"]["commit"] is None

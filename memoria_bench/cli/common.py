@@ -93,12 +93,18 @@ def save_report(report: dict[str, Any], json_out: Path | None, label: str | None
     apart in the page name, e.g. the corpus); values JSON has no type for, such as dates, as text."""
     if json_out is None:
         return
+    report[PROVENANCE] = run_provenance(label)
+    json_out.write_text(json.dumps(report, indent=2, default=str))
+    click.echo(f"wrote {json_out}", err=True)
+
+
+def run_provenance(label: str | None = None) -> dict[str, Any]:
+    """The provenance of the bench command running now (`memoria_bench.provenance`): what every
+    file a bench writes carries, so a figure read from it names the commit that measured it."""
     ctx = click.get_current_context()
     start = ctx.meta.get(START_KEY) or Start()
     name = ctx.command.name or ctx.info_name or "bench"
-    report[PROVENANCE] = provenance(name, command_line(ctx, ("memoria", "bench", name)), start, label)
-    json_out.write_text(json.dumps(report, indent=2, default=str))
-    click.echo(f"wrote {json_out}", err=True)
+    return provenance(name, command_line(ctx, ("memoria", "bench", name)), start, label)
 
 
 def count_label(count: int) -> str:

@@ -19,10 +19,12 @@ from memoria_bench.cli.common import (
     bench_config,
     count_label,
     run_on_scratch,
+    run_provenance,
     save_report,
     sentences_file,
 )
 from memoria_bench.modes import ALL
+from memoria_bench.provenance import PROVENANCE
 from memoria_bench.scratch import scratch_database, scratch_server
 
 
@@ -130,7 +132,10 @@ def quality(
     print_report(report, Console(width=140))
     save_report(report, json_out, f"{data.name}-{corpus}")
     if per_query_out is not None:
-        per_query_out.write_text(json.dumps({"corpus": f"{data.name}-{corpus}", **per_query}))
+        label = f"{data.name}-{corpus}"
+        per_query_out.write_text(
+            json.dumps({"corpus": label, **per_query, PROVENANCE: run_provenance(label)}, default=str)
+        )
         click.echo(f"wrote {per_query_out}", err=True)
 
 
