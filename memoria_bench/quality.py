@@ -3,7 +3,8 @@
 Systems are recall modes (`memoria_bench.modes`), not copies of the SQL: request leg weights that switch
 legs off with a weight of 0, and `all`, the configured defaults. A `--graph-weights` sweep adds
 `all@graph=<w>` systems, each compared with `lexical+dense`. Every run also scores `all` with
-shape-aware fusion switched the other way than configured (`all@shapes=on` or `all@shapes=off`).
+shape-aware fusion switched the other way than configured (`all@shapes=on` or `all@shapes=off`), and
+`all+rerank`, the top candidates re-ordered by the packaged re-ranker. `--systems` runs only the ones named.
 """
 
 from __future__ import annotations
@@ -50,6 +51,9 @@ SCORE_FUSION = f"{ALL}@fusion=scores"
 #: one that `all` is not, and compares the two.
 SHAPES_ON = f"{ALL}@shapes=on"
 SHAPES_OFF = f"{ALL}@shapes=off"
+#: Every leg at the defaults, then the top candidates re-ordered by the packaged re-ranker (the
+#: request's `rerank`, app/recall/rerank.py), compared with `all`.
+RERANK = f"{ALL}+rerank"
 #: Corpora whose rows are conversation turns, stored as the capture route stores an exchange.
 TURN_CORPORA = frozenset({"turns"})
 #: The source of the turns' capture keys (`<source>:<session>:<turn>:<chunk>`).
@@ -303,14 +307,19 @@ async def embed_pending(config: BenchConfig, db: Database, embedder: Embedder) -
 
 
 async def run_system(
-    benchmark: Benchmark, recall: RecallService, user_id: int, weights: LegWeights | None
+    benchmark: Benchmark,
+    recall: RecallService,
+    user_id: int,
+    weights: LegWeights | None,
+    rerank: bool = False,
 ) -> list[dict[str, float]]:
     per_query = []
     session_of = benchmark.session_of()
     for query in benchmark.queries:
-        response = await recall.recall(
-            user_id, RecallRequest(query=query.text, namespace=query.namespace, limit=10, weights=weights)
+        ask = RecallRequest(
+            query=query.text, namespace=query.namespace, limit=10, weights=weights, rerank=rerank
         )
+        response = await recall.recall(user_id, ask)
         ranked = [frozenset(benchmark.memory_to_docs.get(hit.id, ())) for hit in response.results]
         per_query.append(query_metrics(ranked, query.relevant, session_of))
     return per_query
@@ -389,6 +398,13 @@ async def run_shapes_flipped(
     return {SHAPES_ON if shapes else SHAPES_OFF: per_query}
 
 
+def known_systems() -> frozenset[str]:
+    """Every system name `--systems` may pick (the sweeps' own are added by their options)."""
+    extra = {RERANK, SCORE_FUSION, SHAPES_ON, SHAPES_OFF}
+    extra |= {f"{mode}@idf" for mode in IDF_MODES} | {f"{mode}@no-idf" for mode in IDF_MODES}
+    return frozenset(SYSTEMS) | extra
+
+
 def pair_name(best: str, other: str) -> str:
     """`lexical+dense - lexical`: spaced, since a mode name may itself hold a `+`."""
     return f"{best} - {other}"
@@ -426,29 +442,42 @@ async def bench_quality(
     corpus_name: str,
     graph_weights: Sequence[float] = (),
     leg_depths: Sequence[int] = (),
+    only: frozenset[str] | None = None,
 ) -> dict[str, Any]:
     """Every mode's figures; each of `graph_weights` adds `all@graph=<w>` (against lexical+dense),
     each of `leg_depths` adds `all@depth=<d>`, every leg reading `d` candidates instead of the
-    configured `leg_depth` (against all: what a shallower, cheaper statement costs in quality)."""
+    configured `leg_depth` (against all: what a shallower, cheaper statement costs in quality).
+    `only` names the systems to run (the sweeps' systems always run); None runs every one."""
+
+    def wanted(name: str) -> bool:
+        return only is None or name in only
+
     config, benchmark = await load_benchmark(config, embedder, db, user_id, data, corpus_name)
-    systems = dict(SYSTEMS)
+    systems = {name: w for name, w in SYSTEMS.items() if wanted(name)}
     pairs = list(PAIRS)
     for weight in graph_weights:
         systems[f"{ALL}@graph={weight:g}"] = LegWeights(graph=weight)
         pairs.append((f"{ALL}@graph={weight:g}", LEXICAL_DENSE))
     recall = config.recall_service(db, embedder)
     per_system = {name: await run_system(benchmark, recall, user_id, w) for name, w in systems.items()}
-    by_scores = replace(config, recall=config.recall.model_copy(update={"fusion": "scores"}))
-    per_system[SCORE_FUSION] = await run_system(
-        benchmark, by_scores.recall_service(db, embedder), user_id, MODE_WEIGHTS[ALL]
-    )
-    per_system.update(await run_shapes_flipped(config, benchmark, db, embedder, user_id))
-    pairs.append((SHAPES_ON, ALL) if SHAPES_ON in per_system else (ALL, SHAPES_OFF))
+    if wanted(RERANK):
+        per_system[RERANK] = await run_system(benchmark, recall, user_id, MODE_WEIGHTS[ALL], rerank=True)
+        pairs.append((RERANK, ALL))
+    if wanted(SCORE_FUSION):
+        by_scores = replace(config, recall=config.recall.model_copy(update={"fusion": "scores"}))
+        per_system[SCORE_FUSION] = await run_system(
+            benchmark, by_scores.recall_service(db, embedder), user_id, MODE_WEIGHTS[ALL]
+        )
+    if wanted(SHAPES_ON) or wanted(SHAPES_OFF):
+        per_system.update(await run_shapes_flipped(config, benchmark, db, embedder, user_id))
+        pairs.append((SHAPES_ON, ALL) if SHAPES_ON in per_system else (ALL, SHAPES_OFF))
     # term rarity the other way round from the configuration, paired (on, off) with the mode
     idf_on = not config.recall.lexical_idf
     switched = replace(config, recall=config.recall.model_copy(update={"lexical_idf": idf_on}))
     for mode in IDF_MODES:
         name = f"{mode}@idf" if idf_on else f"{mode}@no-idf"
+        if not wanted(name):
+            continue
         per_system[name] = await run_system(
             benchmark, switched.recall_service(db, embedder), user_id, MODE_WEIGHTS[mode]
         )

@@ -8,12 +8,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+from click.testing import CliRunner
 from rich.console import Console
 
 from app.auth.service import create_user
 from app.db import create_database
 from app.embeddings import LocalEmbedder
 from app.settings import Settings
+from memoria_bench.cli import bench
 from memoria_bench.config import BenchConfig
 from memoria_bench.modes import MODE_WEIGHTS
 from memoria_bench.quality import (
@@ -139,6 +141,7 @@ async def test_every_mode_is_scored_and_printed_under_one_name_each(
     assert list(report["systems"]) == [
         *MODE_WEIGHTS,
         "all@graph=0.5",
+        "all+rerank",
         "all@fusion=scores",
         flipped,
         f"lexical@{idf}",
@@ -151,6 +154,7 @@ async def test_every_mode_is_scored_and_printed_under_one_name_each(
         "all - lexical+dense",
         "all - all@fusion=scores",
         "all@graph=0.5 - lexical+dense",
+        "all+rerank - all",
         "all@shapes=on - all" if flipped == "all@shapes=on" else "all - all@shapes=off",
         *(
             ["lexical - lexical@no-idf", "all - all@no-idf"]
@@ -165,3 +169,28 @@ async def test_every_mode_is_scored_and_printed_under_one_name_each(
     out = io.StringIO()
     print_report(report, Console(file=out, width=200))
     assert "lexical+dense - lexical" in out.getvalue() and "hybrid" not in out.getvalue()
+    assert "all+rerank - all" in out.getvalue()
+
+
+async def test_only_the_systems_named_are_run(
+    tmp_path: Path, settings: Settings, embedder: LocalEmbedder, conn: Any
+) -> None:
+    data = write_locomo(tmp_path / "locomo")
+    user_id = await create_user(conn, "bench")
+    config = BenchConfig(settings.database, settings.memories, settings.recall, settings.graph)
+    db = await create_database(settings.database.url or "", settings.database)
+    try:
+        report = await bench_quality(
+            config, embedder, db, user_id, data, "facts", only=frozenset({"all", "all+rerank"})
+        )
+    finally:
+        await db.close()
+    assert list(report["systems"]) == ["all", "all+rerank"]
+    assert list(report["paired_ci"]) == ["all+rerank - all"]
+
+
+def test_an_unknown_system_is_a_usage_error(tmp_path: Path) -> None:
+    data = write_locomo(tmp_path / "locomo")
+    result = CliRunner().invoke(bench, ["quality", "--data", str(data), "--systems", "all,all+rernak"])
+    assert result.exit_code == 2
+    assert "unknown systems all+rernak" in result.output and "all+rerank" in result.output

@@ -159,6 +159,7 @@ async def _recall(caller: Caller, args: tools.RecallToolArgs) -> str:
             ),
             sort=args.sort,
             explain=args.explain,
+            rerank=args.rerank,
         )
         request = msgspec.convert(msgspec.to_builtins(request), RecallRequest)  # the REST body's limits
     except (msgspec.ValidationError, ValueError) as exc:  # ValueError: a struct's own check (kinds twice)

@@ -97,6 +97,11 @@ def recall_text(
                 f"  why: {', '.join(legs) or 'no leg'}"
                 + (f" via {e.graph_path}" if e.graph_path else "")
                 + f"; fused {e.fused_score:.4f}, final {e.final_score:.4f}"
+                + (
+                    f"; re-ranker {e.rerank_score:.3f} (fused #{e.fused_position})"
+                    if e.rerank_score is not None
+                    else ""
+                )
             )
         blocks.append("\n".join(lines))
     header = (
@@ -104,6 +109,8 @@ def recall_text(
     )
     if settings is not None:
         header += f"\n  fusion: {settings.fusion_line()}"
+        if settings.rerank_model:
+            header += f"\n  re-ranked by {settings.rerank_model}"
     return join_capped(header, blocks, max_chars)
 
 

@@ -51,6 +51,7 @@ class RecallToolArgs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     limit: Limit = 8
     namespace: str | None = None
     explain: bool = False
+    rerank: bool = False
     kinds: list[Literal["memory", "episode"]] | None = None
     include_superseded: bool = False
     as_of: datetime | None = None
@@ -177,6 +178,10 @@ TOOLS: Final = (
                 "limit": {"type": "integer", "description": "1-50, default 8"},
                 "namespace": _NAMESPACE,
                 "explain": {"type": "boolean", "description": "Show why each matched"},
+                "rerank": {
+                    "type": "boolean",
+                    "description": "Re-order the top hits with a local re-ranker: slower, better first hits",
+                },
                 "kinds": {
                     "type": "array",
                     "items": {"enum": ["memory", "episode"]},

@@ -69,6 +69,10 @@ class RecallRequest(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     sort: Literal["relevance", "importance", "recency"] = "relevance"
     weights: LegWeights | None = None
     explain: bool = False
+    rerank: bool = False
+    """Re-order the top fused candidates with the packaged re-ranker (app/recall/rerank.py) before
+    answering: better first hits for an agent's own question, at tens of milliseconds more. Only with
+    `sort: relevance`. The prompt hook never asks for it (its latency budget)."""
 
 
 class HitExplanation(msgspec.Struct, kw_only=True):
@@ -81,6 +85,11 @@ class HitExplanation(msgspec.Struct, kw_only=True):
     dense_distance: float | None
     fused_score: float
     final_score: float
+    rerank_score: float | None = None
+    """The re-ranker's score (SPLADE dot product; 0: no term in common) when the recall was re-ranked
+    and this hit was among the candidates it scored; null otherwise."""
+    fused_position: int | None = None
+    """The hit's 1-based position in the fused order before re-ranking (null when not re-ranked)."""
 
 
 class RecallHit(msgspec.Struct, kw_only=True):
@@ -125,6 +134,8 @@ class EffectiveSettings(msgspec.Struct, kw_only=True):
     shape-aware fusion is off (`MEMORIA_RECALL__QUERY_SHAPES`)."""
     query_shape_cue: str | None = None
     """The query's word that decided its shape (null for other)."""
+    rerank_model: str | None = None
+    """The re-ranker that re-ordered the answer, and how many candidates it scored (null: not re-ranked)."""
     weight_sources: dict[str, str] = msgspec.field(default_factory=dict)
     """Where each leg's weight in `weights` came from: `request` (the request's own), `shape` (the
     configured weight times the shape's factor), `settings` (the configured weight)."""

@@ -26,6 +26,7 @@ from app.namespaces import resolve_scope, shared_address, validate_namespace_nam
 from app.recall.ef_search import ef_search_for
 from app.recall.legs import LEG_NAMES, LEGS, LegPlan
 from app.recall.lexemes import CommonLexemes
+from app.recall.rerank import Reranker, blend
 from app.recall.schemas import (
     EffectiveSettings,
     HitExplanation,
@@ -84,6 +85,7 @@ class RecallService:
         graph: GraphSettings | None = None,
         metrics: RecallMetrics | None = None,
         episode_ttl_days: float = 30.0,
+        reranker: Reranker | None = None,
     ) -> None:
         """`episode_ttl_days` is the memories' setting (`MEMORIA_MEMORIES__EPISODE_TTL_DAYS`), passed
         in by `create_app`: an episode recall returns lives that long again (`push_back_expiry`)."""
@@ -103,6 +105,8 @@ class RecallService:
         )
         self._scope_ids: dict[tuple[int, tuple[str, ...] | None], tuple[float, list[int]]] = {}
         self._common_lexemes = CommonLexemes(settings.common_lexeme_fraction, settings.common_lexemes_ttl_s)
+        # built here, loaded on the first re-ranked recall: a server nobody asks to re-rank never loads it
+        self._reranker = reranker or Reranker(settings.rerank_max_concurrency)
 
     async def _embed_query(self, query: str, plan: LegPlan) -> tuple[Vector | None, LegPlan]:
         """The query vector when a leg needs it, and the plan without it when the model failed."""
@@ -122,6 +126,8 @@ class RecallService:
             raise InvalidInput("query contains a NUL character")
         if not request.query.strip():
             raise InvalidInput("query must not be empty")
+        if request.rerank and request.sort != "relevance":
+            raise InvalidInput("rerank re-orders by relevance: it needs sort 'relevance'")
         names: list[str] = []
         if request.namespace is not None:
             names.append(request.namespace)
@@ -184,15 +190,37 @@ class RecallService:
             plan = lexical
         finally:
             embedding.cancel()  # a no-op once done; an early error must not leave it dangling
+        reranked: list[tuple[float, int] | None] = [None] * len(rows)
+        if request.rerank:
+            with timing.timed("rerank"):
+                rows, reranked = await self._rerank(request.query, rows, request.limit)
         await self._push_back_expiry(rows)
+        settings = self._effective(plan, request.limit) if request.explain else None
+        if settings is not None and request.rerank:
+            settings.rerank_model = f"{self._reranker.model_id}, top {self._rerank_depth(request.limit)}"
         response = RecallResponse(
-            results=[self._hit(row, request.explain) for row in rows],
+            results=[self._hit(row, request.explain, how) for row, how in zip(rows, reranked, strict=True)],
             legs=legs or plan.legs,
             degraded=legs is not None or plan.degraded,
-            settings=self._effective(plan, request.limit) if request.explain else None,
+            settings=settings,
         )
         self._record(started, request, rows, response.degraded, reads.small)
         return response
+
+    def _rerank_depth(self, limit: int) -> int:
+        """Candidates a re-ranked recall reads and re-scores: the setting, or the limit when more."""
+        return max(self._settings.rerank_candidates, limit)
+
+    async def _rerank(
+        self, query: str, rows: list[asyncpg.Record], limit: int
+    ) -> tuple[list[asyncpg.Record], list[tuple[float, int] | None]]:
+        """The first `limit` rows after re-ordering the fused candidates (`rerank.blend`), each with
+        its re-ranker score and 1-based fused position for `explain`."""
+        if not rows:
+            return rows, []
+        scores = await self._reranker.scores(query, [row["content"] for row in rows])
+        order = blend(scores, self._settings.rerank_weight, self._settings.rerank_rrf_k)[:limit]
+        return [rows[r.index] for r in order], [(r.score, r.index + 1) for r in order]
 
     async def _push_back_expiry(self, rows: Sequence[asyncpg.Record]) -> None:
         """Episodes a recall returned live `episode_ttl_days` from now: being recalled is what keeps
@@ -325,7 +353,7 @@ class RecallService:
             as_of=as_utc(filters.as_of),
             importance_prior=self._settings.importance_prior,
             episode_weight=self._settings.episode_weight,
-            limit=request.limit,
+            limit=self._rerank_depth(request.limit) if request.rerank else request.limit,
             sort=request.sort,
         )
 
@@ -388,7 +416,7 @@ class RecallService:
         )
 
     @staticmethod
-    def _hit(row: asyncpg.Record, explain: bool) -> RecallHit:
+    def _hit(row: asyncpg.Record, explain: bool, reranked: tuple[float, int] | None = None) -> RecallHit:
         return RecallHit(
             id=row["id"],
             namespace=row["namespace"],
@@ -413,6 +441,8 @@ class RecallService:
                 dense_distance=row["dense_distance"],
                 fused_score=row["fused_score"],
                 final_score=row["final_score"],
+                rerank_score=reranked[0] if reranked is not None else None,
+                fused_position=reranked[1] if reranked is not None else None,
             )
             if explain
             else None,

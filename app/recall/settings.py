@@ -166,6 +166,33 @@ class RecallSettings(Section):
         "smaller one a word's document frequency says little (in five memories, a word in three looks "
         "common), so OR matches rank as without it",
     )
+    rerank_candidates: int = Field(
+        default=30,
+        ge=1,
+        le=100,
+        description="a recall asked to re-rank (`rerank: true`, agent-initiated recall only; never the "
+        "prompt hook) re-scores this many of the fused candidates, or the request's limit when that is "
+        "more, with the packaged SPLADE-tiny model (app/recall/rerank.py); each costs one forward pass",
+    )
+    rerank_weight: float = Field(
+        default=1.0,
+        ge=0,
+        le=10,
+        description="weight of the re-ranker's order against the fused order: a re-ranked candidate's "
+        "place is 1/(k + fused position) + rerank_weight/(k + re-ranker position); 0 keeps the fused order",
+    )
+    rerank_rrf_k: int = Field(
+        default=60,
+        ge=1,
+        le=1000,
+        description="k of that blend: larger k lets the two orders trade places more evenly",
+    )
+    rerank_max_concurrency: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description="re-rankings that run at once (each in a worker thread); more wait their turn",
+    )
     common_lexemes_ttl_s: float = Field(
         default=600.0, ge=0, description="how long the common-lexeme list read from pg_stats is cached"
     )

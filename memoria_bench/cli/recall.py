@@ -67,6 +67,12 @@ def extraction(data: Path, corpus: str, limit: int, json_out: Path | None) -> No
     "reading d candidates, compared with all at the configured depth.",
 )
 @click.option(
+    "--systems",
+    default="",
+    help="Comma-separated systems to run, e.g. all,all+rerank (default: every one): a run that needs "
+    "two systems need not pay for the rest. Sweeps (--graph-weights, --leg-depths) always run.",
+)
+@click.option(
     "--per-query",
     "per_query_out",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -92,6 +98,7 @@ def quality(
     json_out: Path | None,
     graph_weights: str,
     leg_depths: str,
+    systems: str,
     per_query_out: Path | None,
     floor: bool,
     floor_sweep: str,
@@ -99,9 +106,10 @@ def quality(
     """Load a corpus through the real store path into a scratch database and score recall in each
     mode: lexical, dense, graph, lexical+dense and all (every leg, the configured defaults), and all
     fused by normalised scores instead of ranks, and all with shape-aware fusion (leg weights by the
-    query's shape) switched the other way than configured. With --floor, the hook's relevance floor
+    query's shape) switched the other way than configured, and all with its top candidates
+    re-ordered by the packaged re-ranker (all+rerank). With --floor, the hook's relevance floor
     instead."""
-    from memoria_bench.quality import PER_QUERY, bench_quality, print_report
+    from memoria_bench.quality import PER_QUERY, bench_quality, known_systems, print_report
 
     corpus = corpus or ("facts" if (data / "facts.jsonl").is_file() else "turns")
     for needed in (f"{corpus}.jsonl", f"qrels_{corpus}.jsonl", "queries.jsonl"):
@@ -123,9 +131,15 @@ def quality(
         raise click.BadParameter(
             f"whole numbers from 1 to 1000: {leg_depths!r}", param_hint="--leg-depths"
         ) from exc
+    only = frozenset(name.strip() for name in systems.split(",") if name.strip()) or None
+    if only is not None and (unknown := sorted(only - known_systems())):
+        raise click.BadParameter(
+            f"unknown systems {', '.join(unknown)}; known: {', '.join(sorted(known_systems()))}",
+            param_hint="--systems",
+        )
     report = run_on_scratch(
         lambda sections, embedder, db, user_id: bench_quality(
-            sections, embedder, db, user_id, data, corpus, sweep, depths
+            sections, embedder, db, user_id, data, corpus, sweep, depths, only
         )
     )
     per_query = report.pop(PER_QUERY)
