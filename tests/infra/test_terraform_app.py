@@ -126,7 +126,8 @@ def test_recall_reads_the_primary_when_the_cluster_has_no_replica(tf: TerraformP
     the read host must fall back to the write host rather than fail every recall."""
     call = tf.root.module_calls["memoria"]
     read_host = strip_interpolation(call["database_read_host"])
-    assert re.fullmatch(r"var\.instances\s*>\s*1\s*\?\s*module\.database\.pooler_ro_host\s*:\s*null", read_host)
+    ro_when_replicas = r"var\.instances\s*>\s*1\s*\?\s*module\.database\.pooler_ro_host\s*:\s*null"
+    assert re.fullmatch(ro_when_replicas, read_host), read_host
     read_url = tf.module(APP_MODULE).locals["read_url"]
     assert "coalesce(var.database_read_host, var.database_write_host)" in read_url
 
@@ -135,10 +136,11 @@ def test_replica_lag_bound_is_a_validated_input_that_reaches_the_api_only_with_r
     tf: TerraformProject,
 ) -> None:
     root_variable = tf.root.variables["replica_max_lag_s"]
-    assert root_variable["type"] == "${number}" or "number" in str(root_variable["type"])
+    assert "number" in str(root_variable["type"])
     assert root_variable.get("validation"), "replica_max_lag_s needs a validation rule"
     assert tf.module(APP_MODULE).variables["replica_max_lag_s"].get("validation")
-    assert strip_interpolation(tf.root.module_calls["memoria"]["replica_max_lag_s"]) == "var.replica_max_lag_s"
+    passed = strip_interpolation(tf.root.module_calls["memoria"]["replica_max_lag_s"])
+    assert passed == "var.replica_max_lag_s"
     settings = str(tf.module(APP_MODULE).locals["settings"])
     assert re.search(
         r"MEMORIA_DATABASE__REPLICA_MAX_LAG_S\s*=\s*var\.replica_max_lag_s\s*\}\s*:\s*k\s*=>\s*tostring\(v\)"
