@@ -2,7 +2,7 @@
 # transaction mode, and the API with its migration Job.
 #
 #   API pods ──writes──> <cluster>-pooler-rw ──> primary
-#            └─recall──> <cluster>-pooler-ro ──> replicas
+#            └─recall──> <cluster>-pooler-ro ──> replicas (<cluster>-ro; the rw pooler when instances = 1)
 #   migration Job ─────> <cluster>-rw (direct, session semantics for CREATE INDEX CONCURRENTLY)
 
 locals {
@@ -163,8 +163,11 @@ module "memoria" {
   model_cache_size_limit = var.model_cache_size_limit
 
   # Writes through the rw pooler, recall through the ro pooler, migrations straight to the primary.
+  # With one instance the -ro service behind the ro pooler has no endpoint (it selects replicas
+  # only), so reads then go through the rw pooler too (null: the read URL is the write URL).
   database_write_host         = module.database.pooler_rw_host
-  database_read_host          = module.database.pooler_ro_host
+  database_read_host          = var.instances > 1 ? module.database.pooler_ro_host : null
+  replica_max_lag_s           = var.replica_max_lag_s
   database_direct_host        = module.database.rw_service_host
   database_port               = 5432
   database_name               = module.database.database_name

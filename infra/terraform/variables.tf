@@ -104,6 +104,17 @@ variable "instances" {
   }
 }
 
+variable "replica_max_lag_s" {
+  type        = number
+  description = "Seconds a replica may lag behind the primary before the API stops reading recall from it and reads from the primary instead (MEMORIA_DATABASE__REPLICA_MAX_LAG_S). The -ro service and its pooler keep a lagging replica in rotation; this bound is the API's. Used only when instances > 1."
+  default     = 5
+
+  validation {
+    condition     = var.replica_max_lag_s > 0 && var.replica_max_lag_s <= 300
+    error_message = "replica_max_lag_s must be more than 0 and at most 300 seconds."
+  }
+}
+
 variable "pgvector_mode" {
   type        = string
   description = "image-volume: PostgreSQL 18 minimal image + the pgvector extension image mounted as an ImageVolume (CNPG 1.27+, Kubernetes 1.33+ with ImageVolume). bundled-image: postgres_image already ships pgvector (e.g. a CNPG standard image)."
@@ -208,7 +219,7 @@ variable "effective_cache_size" {
 
 variable "maintenance_work_mem" {
   type        = string
-  description = "PostgreSQL maintenance_work_mem. An HNSW build is much faster while its graph fits here; leave room in the memory limit."
+  description = "PostgreSQL maintenance_work_mem. An HNSW build is much faster while its graph fits here (about 1.4 GB per million 384-d memories, docs/operate/scaling.md); leave room in the memory limit."
   default     = "1GB"
 }
 

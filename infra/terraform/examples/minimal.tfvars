@@ -1,5 +1,5 @@
 # Smallest useful install: local embeddings, in-tree backups to MinIO, no Ingress.
-# For a kind/minikube test cluster also set instances = 1 or pod_anti_affinity_type = "preferred".
+# For a kind/minikube test cluster also set instances = 1 (recall then reads the primary) or pod_anti_affinity_type = "preferred".
 
 image                  = "registry.example.com/memoria:0.1.0"
 pod_anti_affinity_type = "preferred"

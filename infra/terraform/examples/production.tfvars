@@ -23,6 +23,7 @@ image = "registry.example.com/memoria:0.1.0"
 # PostgreSQL 18 + pgvector as an image volume (CNPG >= 1.27, Kubernetes >= 1.33 with ImageVolume).
 cluster_name             = "memoria-db"
 instances                = 3
+replica_max_lag_s        = 5 # beyond it, recall reads from the primary
 pgvector_mode            = "image-volume"
 postgres_image           = "ghcr.io/cloudnative-pg/postgresql:18-minimal-trixie"
 pgvector_extension_image = "ghcr.io/cloudnative-pg/pgvector:0.8.1-18-trixie"

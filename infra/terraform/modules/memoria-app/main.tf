@@ -41,6 +41,8 @@ locals {
     { for k, v in { MEMORIA_EMBEDDINGS__MODEL = var.embeddings_model } : k => v if v != null },
     { for k, v in { MEMORIA_EMBEDDINGS__DIMENSION = var.embeddings_dimension } : k => tostring(v) if v != null },
     { for k, v in { MEMORIA_EMBEDDINGS__BASE_URL = var.embeddings_base_url } : k => v if v != null },
+    # The lag bound matters only when reads have a replica to go to.
+    { for k, v in { MEMORIA_DATABASE__REPLICA_MAX_LAG_S = var.replica_max_lag_s } : k => tostring(v) if var.database_read_host != null },
     # Not secret, so it belongs here; unset (the app's default) when the list is empty.
     { for k, v in { MEMORIA_AUTH__TRUSTED_PROXIES = var.trusted_proxies } : k => jsonencode(v) if length(v) > 0 },
     var.extra_env,

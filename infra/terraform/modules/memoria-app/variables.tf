@@ -92,6 +92,16 @@ variable "database_read_host" {
   default     = null
 }
 
+variable "replica_max_lag_s" {
+  type        = number
+  description = "Lag bound of the read replicas in seconds (MEMORIA_DATABASE__REPLICA_MAX_LAG_S): beyond it recall reads from the primary. Set only when database_read_host is."
+
+  validation {
+    condition     = var.replica_max_lag_s > 0 && var.replica_max_lag_s <= 300
+    error_message = "replica_max_lag_s must be more than 0 and at most 300 seconds."
+  }
+}
+
 variable "database_direct_host" {
   type        = string
   description = "Host of the primary's own service (<cluster>-rw); the migration Job connects here, bypassing PgBouncer, because CREATE INDEX CONCURRENTLY needs a real session."
