@@ -66,6 +66,22 @@ async def test_a_changed_fact_supersedes_the_old_one_with_an_auto_link_and_its_r
     assert old not in hits
 
 
+async def test_in_a_batch_a_fact_superseded_by_one_memory_is_not_a_candidate_of_the_next(
+    client: Client, alice: dict[str, str]
+) -> None:
+    # the batch's candidates are read at once; the first link makes them stale for the rest
+    old = (await store(client, alice, OLD))["id"]
+    batch = [{"content": NEW}, {"content": "The staging database now runs in us-east-1."}]
+    answer = await client.post("/v1/memories", json=batch, headers=alice)
+    assert answer.status_code == 201, answer.text
+    first, second = answer.json()["results"]
+    assert first["superseded"] == [old]
+    assert second["superseded"] == []
+    assert old not in [s["id"] for s in second["supersede_suggestions"]]
+    links = (await client.get(f"/v1/memories/{old}/links", headers=alice)).json()
+    assert links["superseded_by"] == first["id"]
+
+
 async def test_an_automatic_supersede_is_undone_like_any_link(client: Client, alice: dict[str, str]) -> None:
     old = (await store(client, alice, OLD))["id"]
     new = (await store(client, alice, NEW))["id"]

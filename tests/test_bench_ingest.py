@@ -123,6 +123,9 @@ def test_a_tiny_run_accounts_for_every_memory_job_and_phase(tmp_path: Path) -> N
 
     jobs = report["jobs"]
     assert report["served"]["graph"] is True
+    assert report["served"]["links.auto_supersede"] is True
+    # end to end waits for every kind a store enqueues, term counting included
+    assert set(jobs["kinds"]) == {"graph.index", "recall.term_counts", "embeddings.embed"}
     assert jobs["drained"] and jobs["left"] == {"queued": 0, "running": 0, "failed": 0}
     # per new memory one concept-indexing job and one term-counting job, nothing else
     assert jobs["enqueued"] == 2 * memories["new"]

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from app.embeddings import LocalEmbedder
+from app.embeddings.onnx import token_batches
 from app.settings import EmbeddingSettings
 
 TEXTS = [
@@ -49,6 +50,32 @@ async def test_onnx_vectors_match_pytorch_in_any_batch_order(
     # one at a time (the query path, no padding) gives the same vectors as the padded batch
     for text, batched in zip(TEXTS, onnx_batch, strict=True):
         assert float(np.dot(await embedder.embed_query(text), batched)) > 0.99999
+
+
+async def test_a_memory_embedded_in_any_batch_gets_the_vector_it_gets_alone(
+    float_embedder: LocalEmbedder,
+) -> None:
+    # texts of many token counts, so batches of one length and padded batches both occur, and more
+    # of them than one model call takes
+    words = ["the", "deploy", "runbook", "says", "to", "drain", "the", "queue", "before", "migrations"]
+    texts = [" ".join(words[: 1 + i % len(words)]) + f" note {i}" for i in range(150)] + TEXTS
+    batched = await float_embedder.embed_documents(texts)
+    for text, vector in zip(texts, batched, strict=True):
+        (alone,) = await float_embedder.embed_documents([text])
+        assert float(np.dot(vector, alone)) >= 0.9999
+        # stored as float16: the same halfvec within one rounding step of float16
+        assert float(np.max(np.abs(vector.astype(np.float16) - alone.astype(np.float16)))) <= 2**-11
+
+
+def test_documents_are_cut_into_model_calls_of_nearly_all_real_tokens() -> None:
+    lengths = [7, 30, 7, 8, 31, 7, 12, 30]
+    batches = token_batches(lengths, most=3, min_fill=0.9)
+    assert sorted(i for batch in batches for i in batch) == list(range(len(lengths)))
+    for batch in batches:
+        assert len(batch) <= 3
+        longest = max(lengths[i] for i in batch)
+        assert sum(lengths[i] for i in batch) >= 0.9 * longest * len(batch)
+    assert token_batches([]) == []
 
 
 def test_the_export_is_cached_reused_and_old_exports_are_pruned(tmp_path: Path) -> None:

@@ -1,7 +1,12 @@
 """What every model that runs inside this process shares: the blocking work runs in worker threads
-(so the event loop never blocks), at most `max_concurrency` at a time, and recall queries go through
-the query cache. A local model says only how to load itself and how to encode (`load_sync`,
-`_encode`)."""
+(so the event loop never blocks), at most `max_concurrency` calls of stored text and as many of
+recall queries at a time, and recall queries go through the query cache.
+
+Queries and stored text have a limiter each: a bulk store holds its slots for the whole of a big
+batch (hundreds of milliseconds), and a prompt hook's recall queued behind it would wait that long
+for a model call that takes a few. With their own slots a query only shares the cores.
+
+A local model says only how to load itself and how to encode (`load_sync`, `_encode`)."""
 
 from __future__ import annotations
 
@@ -21,7 +26,8 @@ class InProcessEmbedder:
     def __init__(self, settings: EmbeddingSettings, query_cache_size: int | None = None) -> None:
         self._settings = settings
         self._dimension = settings.resolved_dimension
-        self._limiter = anyio.CapacityLimiter(settings.max_concurrency)
+        self._limiter = anyio.CapacityLimiter(settings.max_concurrency)  # stored text
+        self._query_limiter = anyio.CapacityLimiter(settings.max_concurrency)  # recall queries
         self._queries = QueryCache(
             settings.query_cache_size if query_cache_size is None else query_cache_size
         )
@@ -51,7 +57,7 @@ class InProcessEmbedder:
         return await anyio.to_thread.run_sync(self._encode, list(texts), limiter=self._limiter)
 
     async def _encode_query(self, text: str) -> Vector:
-        (vector,) = await anyio.to_thread.run_sync(self._encode, [text], True, limiter=self._limiter)
+        (vector,) = await anyio.to_thread.run_sync(self._encode, [text], True, limiter=self._query_limiter)
         return vector
 
     async def embed_query(self, text: str) -> Vector:

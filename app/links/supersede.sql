@@ -74,6 +74,64 @@ FROM nearest JOIN memories o ON o.id = nearest.id
 ORDER BY nearest.distance, o.id
 LIMIT 2 * :limit
 
+-- name: supersede_subjects
+-- supersede_subject for every memory of a batch just written.
+SELECT m.id, m.public_id, m.namespace_id, m.content, m.kind, m.category, m.tags, m.created_at
+FROM memories m
+WHERE m.id = ANY(:memory_ids::bigint[]) AND m.embedding IS NOT NULL AND {{ visible(m, false) }}
+
+-- name: supersede_candidates_of_many
+-- supersede_candidates for every memory of a batch just written, in one statement: the same reads
+-- per memory (`subject`), each row tagged with the memory it is a candidate of.
+SELECT s.memory_id AS subject_id, c.*
+FROM unnest(:memory_ids::bigint[], :gone_names::text[]) AS s (memory_id, gone_names)
+CROSS JOIN LATERAL (
+    WITH new AS MATERIALIZED (
+        SELECT m.id, m.namespace_id, m.embedding, m.embedding_model, m.created_at
+        FROM memories m
+        WHERE m.id = s.memory_id AND m.embedding IS NOT NULL AND {{ visible(m, false) }}
+    ),
+    ann AS (
+        SELECT o.id, o.embedding <=> new.embedding AS distance
+        FROM new, memories o
+        WHERE {{ candidate(o, new) }}
+        ORDER BY o.embedding <=> (SELECT embedding FROM new)
+        LIMIT :limit::integer
+    ),
+    exact AS (
+        SELECT o.id, o.embedding <=> new.embedding AS distance
+        FROM new, memories o
+        WHERE (SELECT count(*) FROM ann) < :limit
+          AND {{ candidate(o, new) }}
+        ORDER BY (o.embedding <=> new.embedding) + 0
+        LIMIT :limit
+    ),
+    gone AS (
+        SELECT string_agg(quote_literal(lexeme) || ':*', ' | ')::tsquery AS query
+        FROM unnest(tsvector_to_array(to_tsvector('english', coalesce(s.gone_names, '')))) lexeme
+    ),
+    named AS (
+        SELECT o.id, o.embedding <=> new.embedding AS distance
+        FROM new, gone, memories o
+        WHERE gone.query IS NOT NULL
+          AND memoria_scope_search(o.namespace_id, o.search_vector)
+              @@ memoria_scope_query(new.namespace_id, gone.query)
+          AND {{ candidate(o, new) }}
+        ORDER BY o.embedding <=> new.embedding, o.id
+        LIMIT :limit
+    ),
+    nearest AS (
+        SELECT DISTINCT ON (id) id, distance
+        FROM (SELECT * FROM ann UNION ALL SELECT * FROM exact UNION ALL SELECT * FROM named) found
+        ORDER BY id
+    )
+    SELECT o.id, o.public_id, o.content, o.kind, o.category, o.tags, o.created_at,
+           (1 - nearest.distance)::float8 AS similarity
+    FROM nearest JOIN memories o ON o.id = nearest.id
+    ORDER BY nearest.distance, o.id
+    LIMIT 2 * :limit
+) c
+
 -- name: supersede_owners
 -- The memories an embedding job just gave a vector, with their namespace's owner (as whom the
 -- automatic supersede links them) and their public id.

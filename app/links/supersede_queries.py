@@ -31,10 +31,31 @@ class SupersedeCandidates(_SupersedeQuery):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SupersedeSubjects(_SupersedeQuery):
+    QUERY = "supersede_subjects"
+    memory_ids: list[int]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SupersedeCandidatesOfMany(_SupersedeQuery):
+    QUERY = "supersede_candidates_of_many"
+    memory_ids: list[int]
+    gone_names: list[str | None]
+    """One per memory, as `SupersedeCandidates.gone_names`."""
+    limit: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SupersedeOwners(_SupersedeQuery):
     QUERY = "supersede_owners"
     memory_ids: list[int]
 
 
-QUERIES: tuple[type[NamedQuery], ...] = (SupersedeSubject, SupersedeCandidates, SupersedeOwners)
+QUERIES: tuple[type[NamedQuery], ...] = (
+    SupersedeSubject,
+    SupersedeCandidates,
+    SupersedeSubjects,
+    SupersedeCandidatesOfMany,
+    SupersedeOwners,
+)
 """Every query of `supersede.sql`, for the test that holds them to their arguments."""

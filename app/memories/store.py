@@ -22,7 +22,7 @@ from app.embeddings import Embedded
 from app.errors import InvalidInput
 from app.jobs import NewJob
 from app.links import link
-from app.links.supersede import AutoSupersede, auto_link, auto_supersede
+from app.links.supersede import AutoSupersede, auto_link, auto_supersede, find_supersede_many
 from app.memories import queries as q
 from app.memories.expiry import ensure_sweep
 from app.memories.redaction import RedactedFields, placeholder_numbers
@@ -167,6 +167,19 @@ class MemoryStore:
                     (row["namespace_id"], bytes(row["content_hash"])): (row["id"], row["public_id"])
                     for row in await batch.fetch(conn)
                 }
+                # The automatic supersede's reads for the whole batch at once; good until a link is
+                # made in this transaction (it ends an old memory's validity), then read per memory.
+                verdicts = {}
+                if w.links.auto_supersede:
+                    judged = {  # a content given twice is one memory
+                        inserted[key][0]: None
+                        for i, key in enumerate(zip(ns_of, hashes, strict=True))
+                        if key in inserted and vectors[i] is not None and not cleaned[i].supersedes
+                    }
+                    verdicts = await find_supersede_many(
+                        conn, list(judged), limit=w.links.supersede_candidates
+                    )
+                linked = False
                 for i, memory in enumerate(cleaned):
                     vector = vectors[i]
                     ids = inserted.pop((ns_of[i], hashes[i]), None)  # the first of a content given twice
@@ -186,6 +199,7 @@ class MemoryStore:
                         (await link(conn, user_id, public_id, "supersedes", old)).target_public_id
                         for old in memory.supersedes
                     ]
+                    linked = linked or bool(superseded)
                     # what it replaces without anyone asking: only when the caller named nothing
                     found = AutoSupersede([], [])
                     if (
@@ -195,8 +209,14 @@ class MemoryStore:
                         and not memory.supersedes
                     ):
                         found = await auto_supersede(
-                            conn, new_id, public_id, auto_link(user_id), limit=w.links.supersede_candidates
+                            conn,
+                            new_id,
+                            public_id,
+                            auto_link(user_id),
+                            limit=w.links.supersede_candidates,
+                            found=None if linked else verdicts.get(new_id),
                         )
+                        linked = linked or bool(found.superseded)
                     results.append(
                         StoreResult(
                             id=public_id,

@@ -245,6 +245,8 @@ def ingest(
         "embeddings": f"{settings.embeddings.provider}/{settings.embeddings.local_runtime}"
         if hosted_embedder_ms is None
         else f"hosted stand-in answering after {hosted_embedder_ms:g} ms",
+        "embeddings.onnx_threads": settings.embeddings.onnx_threads,
+        "links.auto_supersede": settings.links.auto_supersede,
     }
     options = IngestOptions(
         sentences=sentences_file(sentences),

@@ -27,6 +27,7 @@ from app.auth.service import create_key
 from app.core.stats import latency_summary
 from app.embeddings.backfill import EMBED_JOB
 from app.graph import INDEX_JOB
+from app.recall.term_counts import TERM_COUNT_JOB
 from memoria_bench.corpus import generate_memories, load_pool
 from memoria_bench.ingest.hosted import hosted_embedder
 from memoria_bench.ingest.jobs import JobWatch, job_ids_drawn, read_queue, wait_drained, watch_queue
@@ -39,7 +40,8 @@ from memoria_bench.scratch import bench_user
 USER = "bench-ingest"
 WARMUP_NAMESPACE = "bench-warmup"
 #: The jobs a store enqueues: what "end to end" waits for (the periodic expiry sweep is not one).
-STORE_JOB_KINDS = (INDEX_JOB, EMBED_JOB)
+#: Term counting (a trigger's job, whether or not `lexical_idf` reads the counts) is one of them.
+STORE_JOB_KINDS = (INDEX_JOB, TERM_COUNT_JOB, EMBED_JOB)
 
 # What the timed stores left in the database (the warm-up's namespace aside).
 STORED = """
