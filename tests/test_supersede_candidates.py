@@ -1,5 +1,5 @@
 """The automatic supersede's SQL on a real database: which older memories a just-written one is
-judged against (`supersede_candidates`), and `find_supersede`'s verdicts on them."""
+judged against (`supersede_candidates_of_many`), and `find_supersede`'s verdicts on them."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from app.auth.service import get_or_create_user
 from app.embeddings import LocalEmbedder
 from app.errors import Conflict
 from app.links.supersede import auto_supersede, find_supersede
-from app.links.supersede_queries import SupersedeCandidates
+from app.links.supersede_queries import SupersedeCandidatesOfMany
 from app.namespaces.service import ensure_namespaces
 
 DAY = timedelta(days=1)
@@ -63,6 +63,14 @@ async def _namespaces(conn: asyncpg.Connection, *names: str) -> dict[str, int]:
         return await ensure_namespaces(conn, user_id, names, max_per_user=10)
 
 
+async def _candidates(
+    conn: asyncpg.Connection, memory_id: int, limit: int, gone_names: str | None = None
+) -> list[asyncpg.Record]:
+    """The candidate rows of one memory, nearest first (the batch query asked for one)."""
+    query = SupersedeCandidatesOfMany(memory_ids=[memory_id], gone_names=[gone_names], limit=limit)
+    return list(await query.fetch(conn))
+
+
 async def test_candidates_are_the_older_current_visible_memories_of_the_namespace(
     conn: asyncpg.Connection, embedder: LocalEmbedder
 ) -> None:
@@ -79,7 +87,7 @@ async def test_candidates_are_the_older_current_visible_memories_of_the_namespac
     new = await ns.add("The API listens on port 9000.", T0 + 2 * DAY)
     await ns.add("The API listens on port 9001.", T0 + 3 * DAY)  # newer than `new`
 
-    rows = await SupersedeCandidates(memory_id=new, limit=5).fetch(conn)
+    rows = await _candidates(conn, new, 5)
 
     assert [r["id"] for r in rows] == [older, unrelated]
     assert rows[0]["similarity"] > 0.8 > rows[1]["similarity"]
@@ -94,7 +102,7 @@ async def test_the_candidate_limit_keeps_the_nearest(
     await ns.add("The design system uses an 8px spacing grid.", T0)
     new = await ns.add("The API listens on port 9000.", T0 + DAY)
 
-    rows = await SupersedeCandidates(memory_id=new, limit=1).fetch(conn)
+    rows = await _candidates(conn, new, 1)
 
     assert [r["id"] for r in rows] == [nearest]
 
@@ -163,8 +171,8 @@ async def test_an_older_memory_naming_a_value_the_new_one_says_is_gone_is_a_cand
     near = await ns.add("We moved error tracking settings into one module.", T0)
     new = await ns.add("We moved error tracking from Sentry to GlitchTip.", T0 + DAY)
 
-    nearest = await SupersedeCandidates(memory_id=new, limit=1).fetch(conn)
-    named = await SupersedeCandidates(memory_id=new, limit=1, gone_names="Sentry").fetch(conn)
+    nearest = await _candidates(conn, new, 1)
+    named = await _candidates(conn, new, 1, gone_names="Sentry")
 
     assert [row["id"] for row in nearest] == [near]
     assert far in {row["id"] for row in named}

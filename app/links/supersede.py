@@ -22,10 +22,8 @@ from app.links.service import link
 from app.links.settings import LinkSettings
 from app.links.supersede_named import gone_names
 from app.links.supersede_queries import (
-    SupersedeCandidates,
     SupersedeCandidatesOfMany,
     SupersedeOwners,
-    SupersedeSubject,
     SupersedeSubjects,
 )
 from app.links.supersede_rule import DEFAULT_THRESHOLDS, Side, Thresholds, Verdict, judge
@@ -72,14 +70,7 @@ async def find_supersede(
     ones first, then suggestions, each by similarity; none is left out (`none` verdicts included),
     so a caller can show why nothing was linked. Empty for a memory without a vector or a
     sensitive one."""
-    subject = await SupersedeSubject(memory_id=memory_id).fetchrow(conn)
-    if subject is None:
-        return []
-    new = _side(subject)
-    rows = await SupersedeCandidates(
-        memory_id=memory_id, limit=limit, gone_names=_gone(new, thresholds)
-    ).fetch(conn)
-    return _judged(new, rows, thresholds)
+    return (await find_supersede_many(conn, [memory_id], limit=limit, thresholds=thresholds))[memory_id]
 
 
 async def find_supersede_many(
@@ -107,8 +98,7 @@ async def find_supersede_many(
     for row in rows:
         found.setdefault(row["subject_id"], []).append(row)
     for memory_id in ids:
-        nearest_first = sorted(found.get(memory_id, []), key=lambda r: (-r["similarity"], r["id"]))
-        judged[memory_id] = _judged(subjects[memory_id], nearest_first, thresholds)
+        judged[memory_id] = _judged(subjects[memory_id], found.get(memory_id, []), thresholds)
     return judged
 
 

@@ -22,67 +22,17 @@ AND o.created_at < new.created_at
 AND o.embedding IS NOT NULL
 AND o.embedding_model = new.embedding_model
 
--- name: supersede_subject
--- The memory just written, as the rule reads it; no row when it has no vector or is sensitive.
-SELECT m.id, m.public_id, m.namespace_id, m.content, m.kind, m.category, m.tags, m.created_at
-FROM memories m
-WHERE m.id = :memory_id::bigint AND m.embedding IS NOT NULL AND {{ visible(m, false) }}
-
--- name: supersede_candidates
-WITH new AS MATERIALIZED (
-    SELECT m.id, m.namespace_id, m.embedding, m.embedding_model, m.created_at
-    FROM memories m
-    WHERE m.id = :memory_id::bigint AND m.embedding IS NOT NULL AND {{ visible(m, false) }}
-),
-ann AS (
-    SELECT o.id, o.embedding <=> new.embedding AS distance
-    FROM new, memories o
-    WHERE {{ candidate(o, new) }}
-    ORDER BY o.embedding <=> (SELECT embedding FROM new)
-    LIMIT :limit::integer
-),
-exact AS (
-    SELECT o.id, o.embedding <=> new.embedding AS distance
-    FROM new, memories o
-    WHERE (SELECT count(*) FROM ann) < :limit
-      AND {{ candidate(o, new) }}
-    ORDER BY (o.embedding <=> new.embedding) + 0  -- off the HNSW index: the namespace's vectors, scanned
-    LIMIT :limit
-),
-gone AS (
-    SELECT string_agg(quote_literal(lexeme) || ':*', ' | ')::tsquery AS query
-    FROM unnest(tsvector_to_array(to_tsvector('english', coalesce(:gone_names::text, '')))) lexeme
-),
-named AS (
-    SELECT o.id, o.embedding <=> new.embedding AS distance
-    FROM new, gone, memories o
-    WHERE gone.query IS NOT NULL
-      AND memoria_scope_search(o.namespace_id, o.search_vector)
-          @@ memoria_scope_query(new.namespace_id, gone.query)
-      AND {{ candidate(o, new) }}
-    ORDER BY o.embedding <=> new.embedding, o.id
-    LIMIT :limit
-),
-nearest AS (
-    SELECT DISTINCT ON (id) id, distance
-    FROM (SELECT * FROM ann UNION ALL SELECT * FROM exact UNION ALL SELECT * FROM named) found
-    ORDER BY id
-)
-SELECT o.id, o.public_id, o.content, o.kind, o.category, o.tags, o.created_at,
-       (1 - nearest.distance)::float8 AS similarity
-FROM nearest JOIN memories o ON o.id = nearest.id
-ORDER BY nearest.distance, o.id
-LIMIT 2 * :limit
-
 -- name: supersede_subjects
--- supersede_subject for every memory of a batch just written.
+-- The memories just written, as the rule reads them; none without a vector or sensitive.
 SELECT m.id, m.public_id, m.namespace_id, m.content, m.kind, m.category, m.tags, m.created_at
 FROM memories m
 WHERE m.id = ANY(:memory_ids::bigint[]) AND m.embedding IS NOT NULL AND {{ visible(m, false) }}
 
 -- name: supersede_candidates_of_many
--- supersede_candidates for every memory of a batch just written, in one statement: the same reads
--- per memory (`subject`), each row tagged with the memory it is a candidate of.
+-- The candidates of every memory just written (one, or a batch), in one statement: per memory
+-- (`s`), the nearest by the HNSW walk, the exact scan when the walk came back short, and the ones
+-- naming a value it says is gone, each row tagged with the memory it is a candidate of; each
+-- memory's nearest first.
 SELECT s.memory_id AS subject_id, c.*
 FROM unnest(:memory_ids::bigint[], :gone_names::text[]) AS s (memory_id, gone_names)
 CROSS JOIN LATERAL (
@@ -131,6 +81,7 @@ CROSS JOIN LATERAL (
     ORDER BY nearest.distance, o.id
     LIMIT 2 * :limit
 ) c
+ORDER BY s.memory_id, c.similarity DESC, c.id
 
 -- name: supersede_owners
 -- The memories an embedding job just gave a vector, with their namespace's owner (as whom the

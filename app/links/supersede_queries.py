@@ -15,22 +15,6 @@ class _SupersedeQuery(NamedQuery):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SupersedeSubject(_SupersedeQuery):
-    QUERY = "supersede_subject"
-    memory_id: int
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SupersedeCandidates(_SupersedeQuery):
-    QUERY = "supersede_candidates"
-    memory_id: int
-    limit: int
-    gone_names: str | None = None
-    """The values the new memory names as left behind, space-separated (`supersede_named.gone_names`):
-    the older memories naming them are candidates too, however far their embeddings."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class SupersedeSubjects(_SupersedeQuery):
     QUERY = "supersede_subjects"
     memory_ids: list[int]
@@ -41,7 +25,9 @@ class SupersedeCandidatesOfMany(_SupersedeQuery):
     QUERY = "supersede_candidates_of_many"
     memory_ids: list[int]
     gone_names: list[str | None]
-    """One per memory, as `SupersedeCandidates.gone_names`."""
+    """One per memory: the values it names as left behind, space-separated
+    (`supersede_named.gone_names`); the older memories naming them are candidates too, however far
+    their embeddings."""
     limit: int
 
 
@@ -52,8 +38,6 @@ class SupersedeOwners(_SupersedeQuery):
 
 
 QUERIES: tuple[type[NamedQuery], ...] = (
-    SupersedeSubject,
-    SupersedeCandidates,
     SupersedeSubjects,
     SupersedeCandidatesOfMany,
     SupersedeOwners,
