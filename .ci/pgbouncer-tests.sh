@@ -56,7 +56,7 @@ if [ ! -x .venv/bin/pytest ]; then
   exit 1
 fi
 
-tests=(tests/test_memories_crud.py tests/test_pooler_set_local.py)
+tests=(tests/test_memories_crud.py tests/test_pooler_set_local.py tests/test_read_replica.py)
 for file in tests/test_recall*.py; do
   # test_recall_scale.py opens its own pools on a database it builds itself (never the app fixtures),
   # so PGBOUNCER_TESTS changes nothing there; it already runs in `make test`.

@@ -14,6 +14,7 @@ from app.auth.gate import Gate
 from app.auth.scopes import ANY_KEY, READ, SCOPE_OPT, WRITE
 from app.auth.service import AuthUser
 from app.core import timing
+from app.db.replica import act_for
 from app.errors import Forbidden
 
 if TYPE_CHECKING:
@@ -71,4 +72,5 @@ class ApiKeyMiddleware(AbstractAuthenticationMiddleware):
         scope = missing_scope(user, required_scope(connection.route_handler.opt, method))
         if scope is not None:
             raise forbidden(scope)
+        act_for(user.id, note_writes=True)  # read-your-writes on a replica (app.db.replica)
         return AuthenticationResult(user=user, auth=user.key_id)

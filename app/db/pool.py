@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -15,6 +16,7 @@ import numpy as np
 from pgvector.asyncpg import register_vector
 
 from app.core import deadline
+from app.db.replica import ReplicaRouter, RoutedReadPool
 from app.db.settings import DatabaseSettings
 
 
@@ -81,11 +83,12 @@ class _BoundedAcquire:
     `statement_timeout` or when it notices the client left).
     """
 
-    __slots__ = ("_conn", "_inner")
+    __slots__ = ("_conn", "_inner", "_on_release")
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: Any, on_release: Callable[[], None] | None = None) -> None:
         self._inner = inner
         self._conn: Any = None
+        self._on_release = on_release
 
     async def __aenter__(self) -> Any:
         self._conn = await self._inner.__aenter__()
@@ -97,6 +100,8 @@ class _BoundedAcquire:
         if exc_type is not None and issubclass(exc_type, _UNUSABLE):
             _terminate(self._conn)
         await self._inner.__aexit__(exc_type, exc, tb)
+        if exc_type is None and self._on_release is not None:
+            self._on_release()
 
     def __await__(self) -> Any:  # `conn = await pool.acquire()`: the caller releases it
         return self._inner.__await__()
@@ -113,20 +118,23 @@ class BoundedPool(asyncpg.Pool):  # type: ignore[misc]  # asyncpg ships no stubs
     def __init__(self, *args: Any, acquire_timeout_s: float, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._acquire_timeout_s = acquire_timeout_s
+        self.on_release: Callable[[], None] | None = None  # the write pool: a replica router notes writes
 
     def acquire(self, *, timeout: float | None = None) -> _BoundedAcquire:
         bound = deadline.remaining(self._acquire_timeout_s if timeout is None else timeout)
         # 0 would make asyncpg wait without a bound; a spent deadline fails at once instead
-        return _BoundedAcquire(super().acquire(timeout=max(bound or 0.0, 0.001)))
+        return _BoundedAcquire(super().acquire(timeout=max(bound or 0.0, 0.001)), self.on_release)
 
 
-async def _open_pool(url: str, settings: DatabaseSettings) -> asyncpg.Pool:
+async def _open_pool(url: str, settings: DatabaseSettings, *, replica: bool = False) -> asyncpg.Pool:
+    """A replica's pool opens no connection up front (a dead replica must not stop the app starting)
+    and waits for one at most `replica_acquire_timeout_s`."""
     pool = BoundedPool(
         url,
-        acquire_timeout_s=settings.acquire_timeout_s,
+        acquire_timeout_s=settings.replica_acquire_timeout_s if replica else settings.acquire_timeout_s,
         connection_class=PooledConnection,
         record_class=asyncpg.Record,
-        min_size=settings.pool_min_size,
+        min_size=0 if replica else settings.pool_min_size,
         max_size=settings.pool_max_size,
         max_queries=50_000,  # asyncpg's defaults, which create_pool would pass
         max_inactive_connection_lifetime=300.0,
@@ -136,7 +144,9 @@ async def _open_pool(url: str, settings: DatabaseSettings) -> asyncpg.Pool:
         statement_cache_size=settings.statement_cache_size,
         max_cacheable_statement_size=MAX_CACHEABLE_STATEMENT_BYTES,
         command_timeout=settings.command_timeout_s,
-        timeout=settings.connect_timeout_s,
+        timeout=min(settings.connect_timeout_s, settings.replica_acquire_timeout_s)
+        if replica
+        else settings.connect_timeout_s,
     )
     await pool  # opens min_size connections, each within connect_timeout_s
     return pool
@@ -144,14 +154,16 @@ async def _open_pool(url: str, settings: DatabaseSettings) -> asyncpg.Pool:
 
 @dataclass(slots=True)
 class Database:
-    """The write pool and the pool recall reads from (the same pool unless a read URL is set)."""
+    """The write pool and the pool reads go through: the same pool unless a read URL is set, else a
+    `RoutedReadPool` choosing between the replica and the primary (`app.db.replica`)."""
 
     write: asyncpg.Pool
-    read: asyncpg.Pool
+    read: Any
+    replica: ReplicaRouter | None = None
 
     async def close(self) -> None:
-        if self.read is not self.write:
-            await self.read.close()
+        if self.replica is not None:
+            await self.replica.close()
         await self.write.close()
 
 
@@ -160,8 +172,12 @@ async def create_database(url: str, settings: DatabaseSettings) -> Database:
     if not settings.read_url:
         return Database(write=write, read=write)
     try:
-        read = await _open_pool(settings.read_url, settings)
+        replica = await _open_pool(settings.read_url, settings, replica=True)
     except BaseException:
         await write.close()
         raise
-    return Database(write=write, read=read)
+    router = ReplicaRouter(write, replica, settings)
+    write.on_release = router.wrote
+    await router.probe()  # reads use the replica from the first request when it is healthy
+    router.start()
+    return Database(write=write, read=RoutedReadPool(router), replica=router)

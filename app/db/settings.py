@@ -15,7 +15,33 @@ class DatabaseSettings(Section):
         default=None,
         description="PostgreSQL URL for writes (and reads unless read_url is set). Unset = embedded.",
     )
-    read_url: str | None = Field(default=None, description="Optional read-only URL used by recall.")
+    read_url: str | None = Field(
+        default=None,
+        description="Optional URL of a streaming replica (or a pooler in front of replicas) that reads go "
+        "to: recall, the hook routes, graph and UI pages; writes never (docs/operate/read-replicas.md).",
+    )
+    replica_max_lag_s: float = Field(
+        default=5.0,
+        gt=0,
+        description="Reads go to the primary while the replica is further behind than this.",
+    )
+    replica_acquire_timeout_s: float = Field(
+        default=0.25,
+        gt=0,
+        description="Longest wait for a replica connection (a new one's connect included); past it the "
+        "read goes to the primary in the same request.",
+    )
+    replica_backoff_s: float = Field(
+        default=5.0,
+        gt=0,
+        description="After the replica failed, reads go to the primary this long before it is tried again.",
+    )
+    replica_probe_interval_s: float = Field(
+        default=0.5,
+        gt=0,
+        description="How often the replica's lag is measured; a writer's reads return to the replica about "
+        "this long (plus the lag) after its write.",
+    )
     data_dir: Path = Field(
         default_factory=lambda: Path(platformdirs.user_data_dir("memoria")) / "pgdata",
         description="Data directory of the embedded PostgreSQL (used only when url is unset).",

@@ -86,6 +86,8 @@ async def readyz(request: Request[Any, Any, Any]) -> Response[dict[str, Any]]:
     body: dict[str, Any] = {"status": "ready" if ready else "not ready"}
     if admin:
         body["checks"] = checks
+        if state.db.replica is not None:  # informational: a lagging or dead replica is routed around
+            body["replica"] = state.db.replica.details()
     return Response(
         body,
         status_code=HTTP_200_OK if ready else HTTP_503_SERVICE_UNAVAILABLE,

@@ -21,6 +21,7 @@ from app.auth.scopes import READ
 from app.auth.service import AuthUser
 from app.core import deadline
 from app.core.metrics import HookMetrics
+from app.db.replica import act_for
 from app.errors import TooManyRequests, database_unavailable
 from app.hooks.settings import HookSettings
 from app.memories.ledger import SessionLedger, session_key
@@ -107,6 +108,7 @@ async def _admitted(
         return answer(f"missing-scope:{READ}")
     if not settings.enabled:
         return answer("disabled")
+    act_for(user.id, note_writes=False)  # its reads see the user's writes (app.db.replica)
     return await work(user)
 
 

@@ -38,6 +38,7 @@ from app.auth.middleware import bearer_key, client_host
 from app.auth.service import AuthUser
 from app.core import deadline
 from app.core.deadline import DEADLINE_KIND, WRITE
+from app.db.replica import act_for
 from app.errors import TooManyRequests
 from app.mcp import tools
 from app.mcp.bodies import CheckedBodies
@@ -93,6 +94,8 @@ def _caller(ctx: ServerRequestContext[Any, Any]) -> Caller:
     caller = request.scope.get(CALLER_KEY) if request is not None else None
     if not isinstance(caller, Caller):  # only reachable through the mount, which always sets it
         raise RuntimeError("MCP request without an authenticated caller")
+    # in the tool handler's own task: its reads see the user's writes on a replica (app.db.replica)
+    act_for(caller.user.id, note_writes=True)
     return caller
 
 

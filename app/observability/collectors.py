@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import asyncpg
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from app.db import Database
 
@@ -40,7 +40,10 @@ class PoolCollector:
     own read URL)."""
 
     def __init__(self, db: Database) -> None:
-        self._pools = [("write", db.write)] + ([("read", db.read)] if db.read is not db.write else [])
+        self._pools = [("write", db.write)] + (
+            [("read", db.replica.replica)] if db.replica is not None else []
+        )
+        self._replica = db.replica
 
     def collect(self) -> Iterator[Metric]:
         connections = GaugeMetricFamily(
@@ -58,6 +61,34 @@ class PoolCollector:
             ceiling.add_metric([name], pool.get_max_size())
         yield connections
         yield ceiling
+        if self._replica is not None:
+            yield from self._replica_metrics()
+
+    def _replica_metrics(self) -> Iterator[Metric]:
+        """The read replica as the router sees it (`app.db.replica`)."""
+        router = self._replica
+        assert router is not None
+        details = router.details()
+        lag = GaugeMetricFamily(
+            "memoria_db_replica_lag_seconds",
+            "Age of the oldest primary WAL position the replica has not replayed (NaN: unreachable)",
+        )
+        lag.add_metric([], float("nan") if router.lag_s is None else router.lag_s)
+        serving = GaugeMetricFamily(
+            "memoria_db_replica_serving_reads",
+            "1 when reads may go to the replica (healthy, within the lag bound)",
+        )
+        serving.add_metric([], 1.0 if details["serving_reads"] else 0.0)
+        reads = CounterMetricFamily(
+            "memoria_db_reads", "Read-pool acquisitions by where they went", labels=["target"]
+        )
+        for target, count in router.reads.items():
+            reads.add_metric([target], count)
+        fallbacks = CounterMetricFamily(
+            "memoria_db_replica_failures", "Times the replica failed and reads were routed around it"
+        )
+        fallbacks.add_metric([], router.fallbacks)
+        yield from (lag, serving, reads, fallbacks)
 
 
 @dataclass(frozen=True, slots=True)

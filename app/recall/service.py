@@ -18,6 +18,7 @@ from app.core.metrics import RecallMetrics
 from app.core.time import as_utc
 from app.core.validation import TagLimits, clean_tags
 from app.db import Database, read_only_transaction
+from app.db.replica import retry_on_primary
 from app.embeddings import Embedder, EmbeddingError, Vector
 from app.errors import InvalidInput
 from app.graph import query_concept_names
@@ -137,6 +138,11 @@ class RecallService:
         return sorted(set(names)) or None
 
     async def recall(self, user_id: int, request: RecallRequest) -> RecallResponse:
+        """The answer; read on the replica when one serves reads, again on the primary when the
+        replica's connection is lost mid-way (`app.db.replica.retry_on_primary`)."""
+        return await retry_on_primary(lambda: self._recall(user_id, request))
+
+    async def _recall(self, user_id: int, request: RecallRequest) -> RecallResponse:
         started = time.perf_counter()
         names = self._validate(request)
         tags = (
