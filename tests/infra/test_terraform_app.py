@@ -227,10 +227,6 @@ def test_api_reads_settings_from_the_configmap_and_secrets_from_the_secret(
     assert tf.module(APP_MODULE).variables["voyage_api_key"]["sensitive"] is True
 
 
-PENDING_SETTINGS = {"MEMORIA_DATABASE__REPLICA_MAX_LAG_S"}
-"""Names the deploy sets for a setting another branch of issue #39 adds (the replica lag bound)."""
-
-
 def test_every_memoria_variable_the_deploy_sets_is_a_setting_memoria_accepts(tf: TerraformProject) -> None:
     """The app rejects unknown MEMORIA_* variables (extra="forbid"), so a typo would crash-loop pods.
 
@@ -256,12 +252,6 @@ def test_every_memoria_variable_the_deploy_sets_is_a_setting_memoria_accepts(tf:
     } <= names
     for name in sorted(n for n in names if n.startswith("MEMORIA_")):
         section, _, field = name.removeprefix("MEMORIA_").lower().partition("__")
-        if name in PENDING_SETTINGS:
-            # set by Terraform ahead of the app: once the app has it, it must leave this list
-            model = sections[section].annotation
-            assert isinstance(model, type) and issubclass(model, BaseModel)
-            assert field not in model.model_fields, f"{name} is a setting now: drop it from PENDING_SETTINGS"
-            continue
         assert section in sections, f"{name}: no settings section {section}"
         model = sections[section].annotation
         assert isinstance(model, type) and issubclass(model, BaseModel), f"{name}: {section} is no section"
