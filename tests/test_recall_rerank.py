@@ -11,6 +11,7 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
+from app.core.weights import file_sha256
 from app.mcp.calls import Caller, Outcome, call_tool
 from app.recall.rerank import (
     WEIGHTS_SHA256,
@@ -19,7 +20,6 @@ from app.recall.rerank import (
     SpladeModel,
     blend,
     bundled_model_dir,
-    file_sha256,
 )
 from tests.test_mcp_tools import alice_agent
 

