@@ -16,6 +16,7 @@ from memoria_bench.cli.concepts import concepts
 from memoria_bench.cli.hook import bench_hook
 from memoria_bench.cli.recall import compare_runs, extraction, latency, quality
 from memoria_bench.cli.redaction import secrets
+from memoria_bench.cli.replica import replica
 from memoria_bench.cli.report import report
 from memoria_bench.cli.served import capture, inference, ingest, mcp, slow_clients, soak
 from memoria_bench.cli.session import session
@@ -49,6 +50,7 @@ for _command in (
     supersede,
     concepts,
     usage,
+    replica,
     report,
 ):
     bench.add_command(_command)
