@@ -54,7 +54,7 @@ class EmbeddingSettings(Section):
         le=64,
         description="intra-op threads of the ONNX Runtime session that embeds stored memories (idle ones "
         "sleep instead of spinning): with MAX_CONCURRENCY stores embedding at once, one thread each keeps "
-        "the cores busy without the threads' hand-offs (ingest: 200/s against 161/s with 2); 2 halves "
+        "the cores busy without the threads' hand-offs (docs/operate/background-jobs.md); 2 halves "
         "one lone batch's wait",
     )
     onnx_query_threads: int = Field(
