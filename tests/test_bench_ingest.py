@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -19,7 +20,7 @@ from memoria_bench.cli import bench
 from memoria_bench.corpus import SyntheticMemory
 from memoria_bench.ingest.hosted import stand_in_vector
 from memoria_bench.ingest.jobs import JobRow, JobWatch
-from memoria_bench.ingest.load import StoreSample, batch_bodies
+from memoria_bench.ingest.load import StoreSample, batch_bodies, send_times
 from memoria_bench.ingest.split import SPLIT_COLUMNS, STORE_PHASES, phase_split, request_split
 from tests.test_bench_corpus import write_sentences
 
@@ -101,6 +102,11 @@ def test_batches_hold_every_memory_once_in_order() -> None:
     assert [len(body) for body in bodies] == [3, 3, 1]
     assert [item["content"] for body in bodies for item in body] == [m.content for m in memories]
     assert {item["namespace"] for body in batch_bodies(memories, 3, "warm") for item in body} == {"warm"}
+
+
+def test_a_paced_load_sends_each_batch_once_the_memories_before_it_had_their_share_of_the_time() -> None:
+    bodies: list[list[Any]] = [[{}] * 100, [{}] * 100, [{}] * 50, [{}] * 100]
+    assert send_times(bodies, rate=300.0) == pytest.approx([0.0, 1 / 3, 2 / 3, 250 / 300])
 
 
 @pytest.mark.e2e

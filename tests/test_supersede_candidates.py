@@ -7,11 +7,18 @@ import hashlib
 from datetime import UTC, datetime, timedelta
 
 import asyncpg
+import pytest
 
 from app.auth.service import get_or_create_user
 from app.embeddings import LocalEmbedder
 from app.errors import Conflict
-from app.links.supersede import auto_supersede, find_supersede
+from app.links.supersede import (
+    CANDIDATE_PLANNER,
+    EXACT_BELOW,
+    PLANNER_RESTORED,
+    auto_supersede,
+    find_supersede,
+)
 from app.links.supersede_queries import SupersedeCandidatesOfMany
 from app.namespaces.service import ensure_namespaces
 
@@ -63,16 +70,33 @@ async def _namespaces(conn: asyncpg.Connection, *names: str) -> dict[str, int]:
         return await ensure_namespaces(conn, user_id, names, max_per_user=10)
 
 
+#: The two ways the statement finds the nearest: the exact scan of a namespace under the size
+#: (every test namespace here), and the HNSW walk, which a size of 0 makes it take for any namespace.
+READS = pytest.mark.parametrize("exact_below", [EXACT_BELOW, 0], ids=["exact-scan", "hnsw-walk"])
+
+
 async def _candidates(
-    conn: asyncpg.Connection, memory_id: int, limit: int, gone_names: str | None = None
+    conn: asyncpg.Connection,
+    memory_id: int,
+    limit: int,
+    gone_names: str | None = None,
+    exact_below: int = EXACT_BELOW,
 ) -> list[asyncpg.Record]:
-    """The candidate rows of one memory, nearest first (the batch query asked for one)."""
-    query = SupersedeCandidatesOfMany(memory_ids=[memory_id], gone_names=[gone_names], limit=limit)
-    return list(await query.fetch(conn))
+    """The candidate rows of one memory, nearest first (the batch query asked for one), read with
+    the planner the store reads them with."""
+    query = SupersedeCandidatesOfMany(
+        memory_ids=[memory_id], gone_names=[gone_names], exact_below=exact_below, limit=limit
+    )
+    async with conn.transaction():
+        await conn.execute(CANDIDATE_PLANNER)
+        rows = list(await query.fetch(conn))
+        await conn.execute(PLANNER_RESTORED)
+    return rows
 
 
+@READS
 async def test_candidates_are_the_older_current_visible_memories_of_the_namespace(
-    conn: asyncpg.Connection, embedder: LocalEmbedder
+    conn: asyncpg.Connection, embedder: LocalEmbedder, exact_below: int
 ) -> None:
     ids = await _namespaces(conn, "work", "other")
     ns = Namespace(conn, embedder, ids["work"])
@@ -87,14 +111,15 @@ async def test_candidates_are_the_older_current_visible_memories_of_the_namespac
     new = await ns.add("The API listens on port 9000.", T0 + 2 * DAY)
     await ns.add("The API listens on port 9001.", T0 + 3 * DAY)  # newer than `new`
 
-    rows = await _candidates(conn, new, 5)
+    rows = await _candidates(conn, new, 5, exact_below=exact_below)
 
     assert [r["id"] for r in rows] == [older, unrelated]
     assert rows[0]["similarity"] > 0.8 > rows[1]["similarity"]
 
 
+@READS
 async def test_the_candidate_limit_keeps_the_nearest(
-    conn: asyncpg.Connection, embedder: LocalEmbedder
+    conn: asyncpg.Connection, embedder: LocalEmbedder, exact_below: int
 ) -> None:
     ns = Namespace(conn, embedder, (await _namespaces(conn, "work"))["work"])
     nearest = await ns.add("The API listens on port 8080.", T0)
@@ -102,7 +127,7 @@ async def test_the_candidate_limit_keeps_the_nearest(
     await ns.add("The design system uses an 8px spacing grid.", T0)
     new = await ns.add("The API listens on port 9000.", T0 + DAY)
 
-    rows = await _candidates(conn, new, 1)
+    rows = await _candidates(conn, new, 1, exact_below=exact_below)
 
     assert [r["id"] for r in rows] == [nearest]
 
@@ -190,3 +215,21 @@ async def test_a_gone_name_is_read_as_a_prefix(conn: asyncpg.Connection, embedde
 
     by_id = {c.id: c.verdict.decision for c in found}
     assert by_id == {nearer: "none", old: "confident"}
+
+
+async def test_a_namespace_at_the_size_is_walked_through_the_hnsw_index_whatever_the_statistics(
+    conn: asyncpg.Connection, embedder: LocalEmbedder
+) -> None:
+    # The namespace was never analysed: the planner sees it empty, as right after a bulk import, and
+    # without CANDIDATE_PLANNER it would answer the walk's ORDER BY by sorting the namespace.
+    ns = Namespace(conn, embedder, (await _namespaces(conn, "work"))["work"])
+    await ns.add("The API listens on port 8080.", T0)
+    new = await ns.add("The API listens on port 9000.", T0 + DAY)
+    query = SupersedeCandidatesOfMany(memory_ids=[new], gone_names=[None], exact_below=0, limit=5)
+    async with conn.transaction():
+        await conn.execute(CANDIDATE_PLANNER)
+        plan = "\n".join(r[0] for r in await conn.fetch("EXPLAIN " + query.statement(), *query.values()))
+        await conn.execute(PLANNER_RESTORED)
+        assert await conn.fetchval("SHOW enable_sort") == "on"
+
+    assert "memories_embedding_hnsw_idx" in plan

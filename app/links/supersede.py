@@ -34,6 +34,27 @@ log = logging.getLogger(__name__)
 CANDIDATES = 5
 """Nearest older memories judged per new memory: a changed fact sits among the very nearest."""
 
+EXACT_BELOW = 1000
+"""Live vectors under which a namespace's candidates are found by an exact scan rather than the HNSW
+walk: the scan's cost grows with the namespace, the walk's hardly (docs/operate/ingest.md)."""
+
+CANDIDATE_PLANNER = (
+    "SET LOCAL enable_sort = off; SET LOCAL enable_incremental_sort = off; "
+    "SET LOCAL hnsw.iterative_scan = relaxed_order"
+)
+"""The planner for the candidates read (supersede.sql), set in the writer's transaction around it.
+The statement picks the exact scan or the HNSW walk by counting; what the planner must not do is
+answer the walk's `ORDER BY distance LIMIT` by sorting the namespace, which it does while its
+statistics see the namespace as empty (after a bulk import, until the next ANALYZE), so that each
+stored memory read its whole namespace. Every other ORDER BY of the statement has no index that
+could serve it, so only the walk's plan changes. The iterative scan keeps a filtered walk
+full, as recall's (`MEMORIA_RECALL__ITERATIVE_SCAN`)."""
+
+PLANNER_RESTORED = (
+    "SET LOCAL enable_sort TO DEFAULT; SET LOCAL enable_incremental_sort TO DEFAULT; "
+    "SET LOCAL hnsw.iterative_scan TO DEFAULT"
+)
+
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
@@ -91,9 +112,15 @@ async def find_supersede_many(
     ids = [memory_id for memory_id in memory_ids if memory_id in subjects]
     if not ids:
         return judged
-    rows = await SupersedeCandidatesOfMany(
-        memory_ids=ids, gone_names=[_gone(subjects[i], thresholds) for i in ids], limit=limit
-    ).fetch(conn)
+    candidates = SupersedeCandidatesOfMany(
+        memory_ids=ids,
+        gone_names=[_gone(subjects[i], thresholds) for i in ids],
+        limit=limit,
+        exact_below=EXACT_BELOW,
+    )
+    await conn.execute(CANDIDATE_PLANNER)
+    rows = await candidates.fetch(conn)  # a failure aborts the transaction, its SET LOCALs with it
+    await conn.execute(PLANNER_RESTORED)
     found: dict[int, list[asyncpg.Record]] = {}
     for row in rows:
         found.setdefault(row["subject_id"], []).append(row)

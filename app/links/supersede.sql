@@ -4,10 +4,13 @@
 -- Candidates are live (not in the trash), not sensitive (a sensitive memory is never replaced
 -- without its owner asking, nor replaces one), current (`valid_to IS NULL`: not superseded, not
 -- ended), older than the new memory, embedded with the same model, nearest first by cosine
--- distance. Two reads, as recall's dense leg (app/recall/recall.sql): the HNSW index walk (with the
--- transaction's hnsw.iterative_scan, filtered results stay full), and an exact scan of the
--- namespace's vectors (memories_scope_vectors_idx) only when the walk came back short, which is
--- what a small namespace, or one that is a sliver of a big table, does. A third read finds the
+-- distance. Two reads, as recall's dense leg (app/recall/recall.sql): an exact scan of the
+-- namespace's vectors when it holds fewer than :exact_below of them (counted, stopping there), else
+-- the HNSW index walk (with the transaction's hnsw.iterative_scan, filtered results stay full), and
+-- the exact scan after it only when the walk came back short (a namespace that is a sliver of a big
+-- table). The count decides, not the planner: right after a bulk import into a namespace the
+-- planner's statistics still see it empty and would sort the whole namespace for every memory
+-- (app/links/supersede.py sets the planner so, around this statement). A third read finds the
 -- older memories that name a value the new one says is gone ("moved from Sentry to GlitchTip"):
 -- by the namespace's text index (memories_scope_search_idx), each name a prefix ("Timescale"
 -- finds "TimescaleDB"), nearest of them first; they count beside the nearest, however far.
@@ -30,9 +33,9 @@ WHERE m.id = ANY(:memory_ids::bigint[]) AND m.embedding IS NOT NULL AND {{ visib
 
 -- name: supersede_candidates_of_many
 -- The candidates of every memory just written (one, or a batch), in one statement: per memory
--- (`s`), the nearest by the HNSW walk, the exact scan when the walk came back short, and the ones
--- naming a value it says is gone, each row tagged with the memory it is a candidate of; each
--- memory's nearest first.
+-- (`s`), the nearest by the exact scan of a small namespace or the HNSW walk of a bigger one (the
+-- exact scan too when the walk came back short), and the ones naming a value it says is gone, each
+-- row tagged with the memory it is a candidate of; each memory's nearest first.
 SELECT s.memory_id AS subject_id, c.*
 FROM unnest(:memory_ids::bigint[], :gone_names::text[]) AS s (memory_id, gone_names)
 CROSS JOIN LATERAL (
@@ -41,17 +44,27 @@ CROSS JOIN LATERAL (
         FROM memories m
         WHERE m.id = s.memory_id AND m.embedding IS NOT NULL AND {{ visible(m, false) }}
     ),
+    small AS MATERIALIZED (
+        SELECT count(*) < :exact_below::integer AS yes
+        FROM (
+            SELECT 1
+            FROM new, memories o
+            WHERE o.namespace_id = new.namespace_id AND o.deleted_at IS NULL AND o.embedding IS NOT NULL
+            LIMIT :exact_below
+        ) counted
+    ),
     ann AS (
         SELECT o.id, o.embedding <=> new.embedding AS distance
         FROM new, memories o
-        WHERE {{ candidate(o, new) }}
+        WHERE NOT (SELECT yes FROM small)
+          AND {{ candidate(o, new) }}
         ORDER BY o.embedding <=> (SELECT embedding FROM new)
         LIMIT :limit::integer
     ),
     exact AS (
         SELECT o.id, o.embedding <=> new.embedding AS distance
         FROM new, memories o
-        WHERE (SELECT count(*) FROM ann) < :limit
+        WHERE ((SELECT yes FROM small) OR (SELECT count(*) FROM ann) < :limit)
           AND {{ candidate(o, new) }}
         ORDER BY (o.embedding <=> new.embedding) + 0
         LIMIT :limit
@@ -67,7 +80,7 @@ CROSS JOIN LATERAL (
           AND memoria_scope_search(o.namespace_id, o.search_vector)
               @@ memoria_scope_query(new.namespace_id, gone.query)
           AND {{ candidate(o, new) }}
-        ORDER BY o.embedding <=> new.embedding, o.id
+        ORDER BY (o.embedding <=> new.embedding) + 0, o.id
         LIMIT :limit
     ),
     nearest AS (

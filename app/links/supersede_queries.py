@@ -28,6 +28,8 @@ class SupersedeCandidatesOfMany(_SupersedeQuery):
     """One per memory: the values it names as left behind, space-separated
     (`supersede_named.gone_names`); the older memories naming them are candidates too, however far
     their embeddings."""
+    exact_below: int
+    """A namespace with fewer live vectors than this is scanned exactly, a bigger one walked."""
     limit: int
 
 

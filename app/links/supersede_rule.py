@@ -175,6 +175,8 @@ def _named(
 ) -> Verdict:
     """The restatement rule's verdict, raised to confident when one clause of the new memory says
     the old one's value changed (`supersede_named`), under the gates every link obeys."""
+    if similarity < min(t.named_similarity, t.cued_similarity):  # below both bars: no need to read
+        return verdict
     change = named_change(new_text, old_text, t)
     if change is None:
         return verdict

@@ -8,15 +8,17 @@ The restatement rule (`app.links.supersede_rule`) and the named-change rule
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Hashable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Protocol
 
 from app.core.english import stem, zipf
 
 
-class WordBars(Protocol):
-    """The rarity bars a text is read with (`supersede_rule.Thresholds` has them)."""
+class WordBars(Hashable, Protocol):
+    """The rarity bars a text is read with (`supersede_rule.Thresholds` has them); hashable, as the
+    readings of a text are kept per text and bars."""
 
     @property
     def common_zipf(self) -> float: ...
@@ -55,6 +57,11 @@ a change cue, an old specific the new text still names counts as gone."""
 PAST_CUES: tuple[str, ...] = ("before", "used to", "previously", "formerly", "originally", "back when")
 """Phrases that put the new text in the past: it tells history, not the current state."""
 
+
+CACHED_TEXTS = 1024
+"""Texts whose reading (tokens, cues) is kept, per process. A stored batch judges each new memory
+against its few nearest older ones, and an older memory is near several new ones: without it the
+same texts were read again for every pair, most of the rule's time in a store of 100."""
 
 MAX_LABEL_DIGITS = 2
 """A number of more digits is a value even after a noun (a port, a year, a size)."""
@@ -95,8 +102,14 @@ def fact_text(text: str, kind: str) -> str:
     return "\n".join(s for s in _SENTENCE.split(text) if s.strip() and not s.rstrip().endswith("?"))
 
 
-def tokens(text: str, thresholds: WordBars) -> list[Token]:
-    """`text`'s tokens with their weight, weightless ones (common words) left out."""
+def tokens(text: str, thresholds: WordBars) -> tuple[Token, ...]:
+    """`text`'s tokens with their weight, weightless ones (common words) left out. Read once per
+    text and bars (`CACHED_TEXTS`): the tokens are immutable, so callers share them."""
+    return _tokens(text, thresholds)
+
+
+@lru_cache(maxsize=CACHED_TEXTS)
+def _tokens(text: str, thresholds: WordBars) -> tuple[Token, ...]:
     found: list[Token] = []
     starts = {0} | {m.end() for m in _SENTENCE_END.finditer(text)}
     previous: re.Match[str] | None = None
@@ -121,7 +134,7 @@ def tokens(text: str, thresholds: WordBars) -> list[Token]:
         found.append(
             Token(stem(lower), shown, max(weight, 1.0 if named else weight), rare or named, match.start())
         )
-    return found
+    return tuple(found)
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,10 +175,17 @@ def _rarity(word: str, thresholds: WordBars) -> float:
     return max(0.0, thresholds.common_zipf - zipf(word))
 
 
-def find_cue(text: str, phrases: Sequence[str]) -> str | None:
-    """The first of `phrases` that `text` holds as whole words (lower case), if any."""
+@lru_cache(maxsize=CACHED_TEXTS)
+def find_cue(text: str, phrases: tuple[str, ...]) -> str | None:
+    """The first of `phrases` that `text` holds as whole words (lower case), if any. Kept per text
+    and phrase list (`CACHED_TEXTS`): the rule asks it of the same new text for every candidate."""
     lower = text.lower()
     for phrase in phrases:
-        if re.search(rf"\b{re.escape(phrase)}\b", lower):
+        if _whole_words(phrase).search(lower):
             return phrase
     return None
+
+
+@lru_cache(maxsize=256)
+def _whole_words(phrase: str) -> re.Pattern[str]:
+    return re.compile(rf"\b{re.escape(phrase)}\b")

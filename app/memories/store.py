@@ -168,17 +168,20 @@ class MemoryStore:
                     for row in await batch.fetch(conn)
                 }
                 # The automatic supersede's reads for the whole batch at once; good until a link is
-                # made in this transaction (it ends an old memory's validity), then read per memory.
+                # made in this transaction (it ends an old memory's validity), then read again at
+                # once for the memories not judged yet.
                 verdicts = {}
+                judged: list[int] = []
                 if w.links.auto_supersede:
-                    judged = {  # a content given twice is one memory
-                        inserted[key][0]: None
-                        for i, key in enumerate(zip(ns_of, hashes, strict=True))
-                        if key in inserted and vectors[i] is not None and not cleaned[i].supersedes
-                    }
-                    verdicts = await find_supersede_many(
-                        conn, list(judged), limit=w.links.supersede_candidates
+                    judged = list(
+                        dict.fromkeys(  # a content given twice is one memory
+                            inserted[key][0]
+                            for i, key in enumerate(zip(ns_of, hashes, strict=True))
+                            if key in inserted and vectors[i] is not None and not cleaned[i].supersedes
+                        )
                     )
+                    verdicts = await find_supersede_many(conn, judged, limit=w.links.supersede_candidates)
+                judged_done: set[int] = set()
                 linked = False
                 for i, memory in enumerate(cleaned):
                     vector = vectors[i]
@@ -208,15 +211,22 @@ class MemoryStore:
                         and vector is not None
                         and not memory.supersedes
                     ):
+                        if linked:  # the verdicts read before a link may be stale: the rest again
+                            rest = [m for m in judged if m not in judged_done]
+                            verdicts = await find_supersede_many(
+                                conn, rest, limit=w.links.supersede_candidates
+                            )
+                            linked = False
                         found = await auto_supersede(
                             conn,
                             new_id,
                             public_id,
                             auto_link(user_id),
                             limit=w.links.supersede_candidates,
-                            found=None if linked else verdicts.get(new_id),
+                            found=verdicts.get(new_id),
                         )
-                        linked = linked or bool(found.superseded)
+                        judged_done.add(new_id)
+                        linked = bool(found.superseded)
                     results.append(
                         StoreResult(
                             id=public_id,

@@ -30,6 +30,14 @@ from memoria_bench.cli.common import JSON_OPTION, SENTENCES_OPTION, count_label,
     show_default=True,
     help="Store requests in flight.",
 )
+@click.option(
+    "--ingest-rate",
+    type=click.FloatRange(min=0),
+    default=300.0,
+    show_default=True,
+    help="Memories per second the ingest sends while the lag is sampled; 0: as fast as the service "
+    "takes them.",
+)
 @SENTENCES_OPTION
 @JSON_OPTION
 def replica(
@@ -37,13 +45,14 @@ def replica(
     requests: int,
     ingest_memories: int,
     ingest_clients: int,
+    ingest_rate: float,
     sentences: Path | None,
     json_out: Path | None,
 ) -> None:
     """Recall p50/p95 and throughput at concurrency 1 and 8 over HTTP on a real `memoria serve`, with
     every read on the primary, then with the read URL on a streaming replica of it (pg_basebackup -R);
-    then the replica's lag, sampled every 100 ms, while batches of 100 are stored as fast as the
-    service takes them."""
+    then the replica's lag, sampled every 100 ms, while batches of 100 are stored at `--ingest-rate`
+    memories/s (or as fast as the service takes them)."""
     from memoria_bench.replica import ReplicaBenchOptions, bench_replica, print_report
 
     settings = config.settings()
@@ -55,6 +64,7 @@ def replica(
         requests=requests,
         ingest_memories=ingest_memories,
         ingest_clients=ingest_clients,
+        ingest_rate=ingest_rate or None,
     )
     report = bench_replica(options, Console(stderr=True))
     print_report(report, Console(width=140))

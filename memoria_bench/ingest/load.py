@@ -2,9 +2,9 @@
 in flight, each answer kept with its `Server-Timing` phases.
 
 Batches are handed out in order from one shared iterator, so `concurrency` requests are in flight
-until the last ones; the clock runs from the first request sent to the last answer received. An
-answer that is not a 201 is counted (with its status), not raised: the report says how many
-memories were accepted, and the command refuses a run that had errors.
+until the last ones (or, paced, each batch at its time); the clock runs from the first request sent
+to the last answer received. An answer that is not a 201 is counted (with its status), not raised:
+the report says how many memories were accepted, and the command refuses a run that had errors.
 """
 
 from __future__ import annotations
@@ -80,13 +80,33 @@ def _sample(body: list[Any], response: httpx.Response, client_ms: float) -> Stor
     return sample
 
 
-async def store_batches(client: httpx.AsyncClient, bodies: Sequence[list[Any]], concurrency: int) -> StoreRun:
-    """POST every body with `concurrency` requests in flight."""
-    pending = iter(bodies)
+def send_times(bodies: Sequence[list[Any]], rate: float) -> list[float]:
+    """Seconds after the start at which each body is due when memories are sent at `rate` per
+    second: a body goes once every memory before it has had its share of the time."""
+    times: list[float] = []
+    sent = 0
+    for body in bodies:
+        times.append(sent / rate)
+        sent += len(body)
+    return times
+
+
+async def store_batches(
+    client: httpx.AsyncClient, bodies: Sequence[list[Any]], concurrency: int, rate: float | None = None
+) -> StoreRun:
+    """POST every body with at most `concurrency` requests in flight; with `rate`, no body before
+    its time at that many memories per second (`send_times`): a paced load instead of a flood, late
+    bodies going as soon as a request slot frees."""
+    due = send_times(bodies, rate) if rate else [0.0] * len(bodies)
+    pending = iter(zip(bodies, due, strict=True))
     samples: list[StoreSample] = []
+    start = time.perf_counter()
 
     async def worker() -> None:
-        for body in pending:
+        for body, at in pending:
+            wait = start + at - time.perf_counter()
+            if wait > 0:
+                await asyncio.sleep(wait)
             began = time.perf_counter()
             try:
                 response = await client.post(STORE_ROUTE, json=body, timeout=REQUEST_TIMEOUT_S)
@@ -96,7 +116,6 @@ async def store_batches(client: httpx.AsyncClient, bodies: Sequence[list[Any]], 
                 continue
             samples.append(_sample(body, response, (time.perf_counter() - began) * 1000.0))
 
-    began = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(concurrency)))
     ended = time.perf_counter()
-    return StoreRun(samples=samples, wall_s=ended - began, began=began, ended=ended)
+    return StoreRun(samples=samples, wall_s=ended - start, began=start, ended=ended)
