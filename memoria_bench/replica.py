@@ -52,6 +52,7 @@ RECALL_MODE = "all"  # the configured fusion, as the hook sends it
 REPLAYED = "SELECT pg_last_wal_replay_lsn() - '0/0'::pg_lsn"
 WRITTEN = "SELECT pg_current_wal_lsn() - '0/0'::pg_lsn"
 COMMITS = "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"
+EMBEDDING_MODELS = "SELECT string_agg(DISTINCT embedding_model, ', ') FROM memories"
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +238,11 @@ async def _run(url: str, replica: Replica, options: ReplicaBenchOptions, console
         report["ingest"] = await _ingest_leg(
             api.base, key, batch_bodies(ingest, options.batch), options, url, replica_url
         )
+    conn = await asyncpg.connect(url)
+    try:  # the served process's model, as it recorded it (`+int8` for the quantized local model)
+        report["embedding_models"] = await conn.fetchval(EMBEDDING_MODELS)
+    finally:
+        await conn.close()
     return report
 
 
@@ -298,5 +304,6 @@ def print_report(report: dict[str, Any], console: Console) -> None:
         f"(target {ingest.get('target_per_s') or 'none: a flood'}) "
         f"({ingest['failed_requests']} failed requests); replica lag p50 {lag.get('lag_s_p50')} s, "
         f"p95 {lag.get('lag_s_p95')} s, max {lag.get('lag_s_max')} s "
-        f"({lag.get('lag_kb_max')} kB behind at most, {lag.get('samples')} samples)"
+        f"({lag.get('lag_kb_max')} kB behind at most, {lag.get('samples')} samples); "
+        f"embedded by {report.get('embedding_models')}"
     )

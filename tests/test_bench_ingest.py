@@ -126,6 +126,7 @@ def test_a_tiny_run_accounts_for_every_memory_job_and_phase(tmp_path: Path) -> N
     assert memories["new"] + memories["duplicates"] == 200
     assert stored["memories"] == memories["new"] and stored["embedded"] == memories["embedded"]
     assert 0 < stored["with_concepts"] <= stored["memories"] and stored["concepts"] > 0
+    assert stored["embedding_models"] == "all-MiniLM-L6-v2"  # the served process's, as it recorded it
 
     jobs = report["jobs"]
     assert report["served"]["graph"] is True

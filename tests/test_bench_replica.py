@@ -18,6 +18,7 @@ def test_a_tiny_run_reports_both_recall_legs_and_the_replicas_lag_under_ingest(t
     out = tmp_path / "replica.json"
     sentences = write_sentences(tmp_path / "sentences.txt")
     args = ["replica", "--memories", "100", "--requests", "20", "--ingest-memories", "300"]
+    args += ["--ingest-rate", "600"]
     args += ["--sentences", str(sentences), "--json", str(out)]
     result = CliRunner().invoke(bench, args, catch_exceptions=False)
     assert result.exit_code == 0, result.output
@@ -30,4 +31,7 @@ def test_a_tiny_run_reports_both_recall_legs_and_the_replicas_lag_under_ingest(t
     ingest = report["ingest"]
     assert ingest["accepted"] == 300 and ingest["failed_requests"] == 0
     assert ingest["lag"]["samples"] >= 1 and ingest["lag"]["lag_s_max"] >= 0
+    # paced: the 300 memories went at 600/s at most (the last batch of 100 leaves 1/3 s in)
+    assert ingest["target_per_s"] == 600 and ingest["seconds"] >= 1 / 3
+    assert report["embedding_models"] == "all-MiniLM-L6-v2"
     assert "provenance" in report

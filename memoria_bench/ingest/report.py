@@ -33,7 +33,7 @@ def print_report(report: dict[str, Any], console: Console) -> None:
     console.print(
         f"stored: {stored.get('memories')} memories, {stored.get('embedded')} embedded, "
         f"{stored.get('with_concepts')} with concepts; {stored.get('concepts')} concepts, "
-        f"{stored.get('edges')} edges"
+        f"{stored.get('edges')} edges; embedded by {stored.get('embedding_models')}"
     )
     requests = report["requests"]
     if requests["errors"]:

@@ -43,7 +43,8 @@ WARMUP_NAMESPACE = "bench-warmup"
 #: Term counting (a trigger's job, whether or not `lexical_idf` reads the counts) is one of them.
 STORE_JOB_KINDS = (INDEX_JOB, TERM_COUNT_JOB, EMBED_JOB)
 
-# What the timed stores left in the database (the warm-up's namespace aside).
+# What the timed stores left in the database (the warm-up's namespace aside), and which model embedded
+# them (the served process's, as it recorded it: `+int8` for the quantized local model).
 STORED = """
 SELECT
     (SELECT count(*) FROM memories m JOIN namespaces n ON n.id = m.namespace_id
@@ -55,7 +56,10 @@ SELECT
     (SELECT count(*) FROM concepts c JOIN namespaces n ON n.id = c.namespace_id
      WHERE n.user_id = $1 AND n.name <> $2) AS concepts,
     (SELECT count(*) FROM concept_edges e JOIN namespaces n ON n.id = e.namespace_id
-     WHERE n.user_id = $1 AND n.name <> $2) AS edges
+     WHERE n.user_id = $1 AND n.name <> $2) AS edges,
+    (SELECT string_agg(DISTINCT m.embedding_model, ', ') FROM memories m
+     JOIN namespaces n ON n.id = m.namespace_id
+     WHERE n.user_id = $1 AND n.name <> $2) AS embedding_models
 """
 
 
