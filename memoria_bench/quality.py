@@ -411,7 +411,8 @@ def pair_name(best: str, other: str) -> str:
 
 
 def print_report(report: dict[str, Any], console: Console) -> None:
-    table = Table(title=f"recall quality — corpus {report['corpus']} ({report['queries']} queries)")
+    model = f", embedded by {report['embedding_model']}" if report.get("embedding_model") else ""
+    table = Table(title=f"recall quality — corpus {report['corpus']} ({report['queries']} queries{model})")
     for column in ("system", "stratum", *METRICS):
         table.add_column(column, justify="left" if column in ("system", "stratum") else "right")
     for system, figures in report["systems"].items():
@@ -489,4 +490,5 @@ async def bench_quality(
             benchmark, shallow.recall_service(db, embedder), user_id, MODE_WEIGHTS[ALL]
         )
         pairs.append((name, ALL))
-    return summarise(benchmark, per_system, corpus_name, pairs)
+    # the model the corpus and the queries were embedded with, as stored (`+int8`: the quantized one)
+    return {**summarise(benchmark, per_system, corpus_name, pairs), "embedding_model": embedder.model_id}

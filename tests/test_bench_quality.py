@@ -166,6 +166,7 @@ async def test_every_mode_is_scored_and_printed_under_one_name_each(
     assert all(set(p["by_stratum"]) == {"single-hop", "temporal"} for p in report["paired_ci"].values())
     assert report["systems"]["lexical+dense"]["overall"]["recall@10"] > 0
     assert list(report[PER_QUERY]["systems"]) == list(report["systems"])
+    assert report["embedding_model"] == "all-MiniLM-L6-v2"  # what the figures were embedded with
     out = io.StringIO()
     print_report(report, Console(file=out, width=200))
     assert "lexical+dense - lexical" in out.getvalue() and "hybrid" not in out.getvalue()
