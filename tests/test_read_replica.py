@@ -207,6 +207,33 @@ async def test_with_the_replica_dead_recall_and_the_prompt_hook_answer_from_the_
     assert details["backing_off"] and details["fallbacks"] >= 1, details
 
 
+async def test_with_the_replica_hung_reads_go_to_the_primary_once_the_probe_times_out(
+    client: AsyncTestClient[Litestar], alice: dict[str, str], replica: Replica
+) -> None:
+    ns = "repo:hung"
+    memory = await _store(client, alice, "The nightly export job writes parquet files to cold storage", ns)
+    await _until_replica_serves(client)
+    assert memory in await _recall_ids(client, alice, "nightly parquet export", ns)  # pooled replica conns
+
+    with replica.frozen():  # it accepts connections, answers nothing
+        for _ in range(WAIT_STEPS):  # the lag probe's bounded read times out: the router backs off
+            if router(client).details()["backing_off"]:
+                break
+            await asyncio.sleep(0.05)
+        details = router(client).details()
+        assert details["backing_off"] and not details["serving_reads"], details
+        hook = await client.post(
+            f"{HOOK}?namespace={ns}",
+            json={"prompt": "where does the nightly export write its parquet files?", "session_id": "s-hung"},
+            headers=alice,
+        )
+        assert hook.headers["memoria-hook-outcome"].startswith("injected:"), hook.headers
+        assert memory in await _recall_ids(client, alice, "nightly parquet export", ns)
+
+    await _until_replica_serves(client)  # resumed: its probe answers again and reads go back to it
+    assert memory in await _recall_ids(client, alice, "nightly parquet export", ns)
+
+
 async def test_readyz_and_the_metrics_show_an_admin_the_replica_lag(
     client: AsyncTestClient[Litestar], conn: asyncpg.Connection
 ) -> None:
