@@ -26,7 +26,7 @@ from app.db.urls import database_of
 from app.embeddings import LocalEmbedder
 from app.factory import create_app
 from app.observability.collectors import PoolCollector
-from app.settings import DatabaseSettings, EmbeddingSettings, Settings
+from app.settings import DatabaseSettings, EmbeddingSettings, HookSettings, Settings
 from tests.pgbouncer import PgBouncer, pgbouncer_mode
 from tests.replica import Replica
 
@@ -64,16 +64,20 @@ def read_url(db_url: str, replica: Replica, replica_bouncer: PgBouncer | None) -
     replica.reset()
 
 
-def _settings(app_db_url: str, db_url: str, read_url: str, emb: EmbeddingSettings, **db: Any) -> Settings:
+def _settings(
+    app_db_url: str, db_url: str, read_url: str, emb: EmbeddingSettings, hook_budget_ms: int, **db: Any
+) -> Settings:
     direct = app_db_url == db_url
     database = DatabaseSettings(
-        url=app_db_url,
-        read_url=read_url,
-        statement_cache_size=100 if direct else 0,
-        replica_probe_interval_s=0.05,
-        **db,
+        **{
+            "url": app_db_url,
+            "read_url": read_url,
+            "statement_cache_size": 100 if direct else 0,
+            "replica_probe_interval_s": 0.05,
+            **db,
+        }
     )
-    return Settings(database=database, embeddings=emb)
+    return Settings(database=database, embeddings=emb, hooks=HookSettings(budget_ms=hook_budget_ms))
 
 
 @pytest.fixture
@@ -84,8 +88,8 @@ def make_client(
     embedding_settings: EmbeddingSettings,
     embedder: LocalEmbedder,
 ) -> Any:
-    def make(**db: Any) -> AsyncTestClient[Litestar]:
-        settings = _settings(app_db_url, db_url, read_url, embedding_settings, **db)
+    def make(hook_budget_ms: int = HookSettings().budget_ms, **db: Any) -> AsyncTestClient[Litestar]:
+        settings = _settings(app_db_url, db_url, read_url, embedding_settings, hook_budget_ms, **db)
         return AsyncTestClient(app=create_app(settings, embedder=embedder))
 
     return make
@@ -232,6 +236,32 @@ async def test_with_the_replica_hung_reads_go_to_the_primary_once_the_probe_time
 
     await _until_replica_serves(client)  # resumed: its probe answers again and reads go back to it
     assert memory in await _recall_ids(client, alice, "nightly parquet export", ns)
+
+
+async def test_a_prompt_hook_whose_replica_hangs_mid_read_answers_from_the_primary_in_its_budget(
+    client: AsyncTestClient[Litestar], make_client: Any, alice: dict[str, str], replica: Replica
+) -> None:
+    ns = "repo:hung-mid-read"
+    memory = await _store(client, alice, "Feature flags are cleaned up two sprints after full rollout", ns)
+    replica.wait_caught_up()
+    # a second app that probes once, at its start: nothing tells it the replica hangs but its reads
+    async with make_client(hook_budget_ms=2000, replica_probe_interval_s=3600) as reader:
+        await _until_replica_serves(reader)
+        assert memory in await _recall_ids(reader, alice, "feature flag cleanup", ns)  # a pooled conn
+        before = dict(router(reader).reads)
+
+        with replica.frozen():
+            hook = await reader.post(
+                f"{HOOK}?namespace={ns}",
+                json={"prompt": "when are feature flags cleaned up?", "session_id": "s-hung-mid"},
+                headers=alice,
+            )
+
+        assert hook.headers["memoria-hook-outcome"].startswith("injected:"), hook.headers
+        details = router(reader).details()
+        assert router(reader).reads["replica"] > before["replica"], details  # it did read there first
+        assert router(reader).reads["primary"] > before["primary"], details  # then on the primary
+        assert details["fallbacks"] >= 1 and "share of the deadline" in str(details["last_error"]), details
 
 
 async def test_readyz_and_the_metrics_show_an_admin_the_replica_lag(

@@ -11,7 +11,11 @@ is routed without knowing it. The replica is used only when all of these hold:
   replayed (read-your-writes, below).
 
 The replica is acquired with its own short bound (`replica_acquire_timeout_s`, also under the request's
-deadline); past it, or on any connection error, the read goes to the primary in the same request.
+deadline); past it, or on any connection error, the read goes to the primary in the same request. A
+read on a replica connection may use at most half of what is left of its request's deadline
+(`READ_SHARE_OF_DEADLINE`): past that the connection is cut, the replica counts as failed, and a recall
+(the prompt hook's too) runs again on the primary in the other half, so a replica that hangs
+mid-read costs the hook half its budget, not its answer.
 
 Lag and read-your-writes come from one probe (`replica_probe_interval_s`): it reads the primary's
 `pg_current_wal_lsn()`, noting when it asked, then the replica's `pg_last_wal_replay_lsn()`. The lag is
@@ -45,6 +49,9 @@ from app.db.settings import DatabaseSettings
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
+READ_SHARE_OF_DEADLINE = 0.5
+"""The share of a request's remaining deadline a block on a replica connection may take before the
+connection is cut (the rest is for the same read on the primary)."""
 MAX_TRACKED_WRITERS = 100_000
 MAX_OBSERVATIONS = 10_000
 
@@ -189,13 +196,28 @@ class ReplicaRouter:
 
 
 class _RoutedAcquire:
-    __slots__ = ("_from_replica", "_inner", "_router", "_timeout")
+    __slots__ = ("_cut", "_from_replica", "_inner", "_router", "_timeout", "_watchdog")
 
     def __init__(self, router: ReplicaRouter, timeout: float | None = None) -> None:
         self._router = router
         self._timeout = timeout
         self._inner: Any = None
         self._from_replica = False
+        self._watchdog: asyncio.TimerHandle | None = None
+        self._cut = False
+
+    def _watch(self, conn: Any) -> None:
+        """Cut `conn` if the block outlives its share of the request's deadline (module docstring):
+        a hung replica answers nothing, and only closing the socket ends the wait."""
+        left = deadline.remaining()
+        if left is None:
+            return
+
+        def cut() -> None:
+            self._cut = True
+            conn.terminate()
+
+        self._watchdog = asyncio.get_running_loop().call_later(left * READ_SHARE_OF_DEADLINE, cut)
 
     async def __aenter__(self) -> Any:
         router = self._router
@@ -210,6 +232,7 @@ class _RoutedAcquire:
             else:
                 self._inner, self._from_replica = inner, True
                 router.reads["replica"] += 1
+                self._watch(conn)
                 return conn
         self._inner = router.primary.acquire(timeout=self._timeout)
         conn = await self._inner.__aenter__()
@@ -219,8 +242,12 @@ class _RoutedAcquire:
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        if self._from_replica and exc is not None and isinstance(exc, CONNECTION_ERRORS):
-            self._router.failed(exc)
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+        if self._from_replica and exc is not None and (self._cut or isinstance(exc, CONNECTION_ERRORS)):
+            self._router.failed(
+                TimeoutError("a read on the replica outlived its share of the deadline") if self._cut else exc
+            )
             _lost.set(True)
         await self._inner.__aexit__(exc_type, exc, tb)
 
