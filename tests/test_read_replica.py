@@ -27,6 +27,7 @@ from app.embeddings import LocalEmbedder
 from app.factory import create_app
 from app.observability.collectors import PoolCollector
 from app.settings import DatabaseSettings, EmbeddingSettings, HookSettings, Settings
+from tests.fakes.processes import hung
 from tests.pgbouncer import PgBouncer, pgbouncer_mode
 from tests.replica import Replica
 
@@ -219,7 +220,7 @@ async def test_with_the_replica_hung_reads_go_to_the_primary_once_the_probe_time
     await _until_replica_serves(client)
     assert memory in await _recall_ids(client, alice, "nightly parquet export", ns)  # pooled replica conns
 
-    with replica.frozen():  # it accepts connections, answers nothing
+    with hung(replica.data_dir):  # it accepts connections, answers nothing
         for _ in range(WAIT_STEPS):  # the lag probe's bounded read times out: the router backs off
             if router(client).details()["backing_off"]:
                 break
@@ -250,7 +251,7 @@ async def test_a_prompt_hook_whose_replica_hangs_mid_read_answers_from_the_prima
         assert memory in await _recall_ids(reader, alice, "feature flag cleanup", ns)  # a pooled conn
         before = dict(router(reader).reads)
 
-        with replica.frozen():
+        with hung(replica.data_dir):
             hook = await reader.post(
                 f"{HOOK}?namespace={ns}",
                 json={"prompt": "when are feature flags cleaned up?", "session_id": "s-hung-mid"},
