@@ -36,7 +36,8 @@ CANDIDATES = 5
 
 EXACT_BELOW = 1000
 """Live vectors under which a namespace's candidates are found by an exact scan rather than the HNSW
-walk: the scan's cost grows with the namespace, the walk's hardly (docs/operate/ingest.md)."""
+walk: the scan's cost grows with the namespace, the walk's hardly (the Ingest section of
+docs/operate/background-jobs.md)."""
 
 CANDIDATE_PLANNER = (
     "SET LOCAL enable_sort = off; SET LOCAL enable_incremental_sort = off; "
