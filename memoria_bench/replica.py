@@ -4,7 +4,8 @@ it can.
 
 One embedded primary in a temporary folder, one hot standby of it made by `pg_basebackup -R -X
 stream` (memoria_bench.standby), and a real `memoria serve` over HTTP for each leg: first with the
-read URL unset (every read on the primary), then with it pointing at the replica. The same corpus,
+read URL unset (every read on the primary), then with it pointing at the replica, where a writer's
+read-your-writes is measured too (memoria_bench.read_your_writes). The same corpus,
 the same queries, the same concurrencies. How many reads the replica served is read from the
 replica's own `pg_stat_database.xact_commit` for the bench database (its lag probes included, which
 are one transaction per probe interval).
@@ -20,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import secrets
 import tempfile
 import time
 from collections.abc import Sequence
@@ -42,6 +44,7 @@ from app.db.embedded import start_server
 from memoria_bench.corpus import generate_memories, load_pool
 from memoria_bench.ingest.load import batch_bodies, store_batches
 from memoria_bench.latency.http import request_body
+from memoria_bench.read_your_writes import read_your_writes_leg
 from memoria_bench.scratch import bench_user, scratch_database
 from memoria_bench.serve import served_api
 from memoria_bench.standby import Replica
@@ -72,6 +75,10 @@ class ReplicaBenchOptions:
     batch: int = 100
     sample_s: float = 0.1
     seed: int = 11
+    ryw_rounds: int = 30
+    """Rounds of the read-your-writes leg (memoria_bench.read_your_writes): store, recall at once,
+    recall again `ryw_gap_s` later."""
+    ryw_gap_s: float = 1.0
 
 
 async def _recall(base: str, key: str, texts: Sequence[str], concurrency: int) -> dict[str, Any]:
@@ -227,9 +234,18 @@ async def _run(url: str, replica: Replica, options: ReplicaBenchOptions, console
         await asyncio.to_thread(replica.wait_caught_up)
         console.print(f"recall, primary alone: {options.requests} requests at {options.concurrencies}")
         report["primary_alone"] = await _recall_leg(api.base, key, queries, options, replica_url)
-    async with served_api({**env, READ_URL: replica_url}, "--no-migrate") as api:
+    metrics_token = secrets.token_urlsafe(16)
+    with_replica = {**env, READ_URL: replica_url, "MEMORIA_METRICS__TOKEN": metrics_token}
+    async with served_api(with_replica, "--no-migrate") as api:
         console.print(f"recall, primary + replica: {options.requests} requests at {options.concurrencies}")
         report["with_replica"] = await _recall_leg(api.base, key, queries, options, replica_url)
+        console.print(
+            f"read-your-writes: {options.ryw_rounds} rounds of store, recall at once, "
+            f"recall {options.ryw_gap_s:g} s later"
+        )
+        report["read_your_writes"] = await read_your_writes_leg(
+            api.base, key, metrics_token, options.ryw_rounds, options.ryw_gap_s
+        )
         pace = f"at {options.ingest_rate:g}/s" if options.ingest_rate else "as fast as taken"
         console.print(
             f"ingest: {len(ingest):,} memories in batches of {options.batch} {pace}, "
@@ -269,6 +285,8 @@ def bench_replica(options: ReplicaBenchOptions, console: Console) -> dict[str, A
             "ingest_memories": options.ingest_memories,
             "ingest_clients": options.ingest_clients,
             "ingest_rate": options.ingest_rate,
+            "ryw_rounds": options.ryw_rounds,
+            "ryw_gap_s": options.ryw_gap_s,
             "batch": options.batch,
             "sample_ms": round(options.sample_s * 1000),
             "sentences": str(options.sentences),
@@ -297,6 +315,17 @@ def print_report(report: dict[str, Any], console: Console) -> None:
                     str(figures["replica_transactions"]),
                 )
     console.print(table)
+    ryw = report.get("read_your_writes")
+    if ryw:
+        for when, said in (("immediate", "at once"), ("later", f"{ryw['gap_s']:g} s later")):
+            figures = ryw[when]
+            latency = figures["latency_ms"]
+            console.print(
+                f"read-your-writes, recall {said}: "
+                f"found {figures['found']}/{figures['recalls']}, read on the primary "
+                f"{figures['read_on_primary']}, on the replica {figures['read_on_replica']}; "
+                f"p50 {latency.get('p50')} ms, p95 {latency.get('p95')} ms"
+            )
     ingest = report["ingest"]
     lag = ingest["lag"]
     console.print(

@@ -18,7 +18,7 @@ def test_a_tiny_run_reports_both_recall_legs_and_the_replicas_lag_under_ingest(t
     out = tmp_path / "replica.json"
     sentences = write_sentences(tmp_path / "sentences.txt")
     args = ["replica", "--memories", "100", "--requests", "20", "--ingest-memories", "300"]
-    args += ["--ingest-rate", "600"]
+    args += ["--ingest-rate", "600", "--ryw-rounds", "2", "--ryw-gap", "0.5"]
     args += ["--sentences", str(sentences), "--json", str(out)]
     result = CliRunner().invoke(bench, args, catch_exceptions=False)
     assert result.exit_code == 0, result.output
@@ -34,4 +34,10 @@ def test_a_tiny_run_reports_both_recall_legs_and_the_replicas_lag_under_ingest(t
     # paced: the 300 memories went at 600/s at most (the last batch of 100 leaves 1/3 s in)
     assert ingest["target_per_s"] == 600 and ingest["seconds"] >= 1 / 3
     assert report["embedding_models"] == "all-MiniLM-L6-v2"
+    # the writer finds what it stored, at once and later; every recall read somewhere the bench saw
+    ryw = report["read_your_writes"]
+    for when in ("immediate", "later"):
+        figures = ryw[when]
+        assert figures["recalls"] == figures["found"] == 2, ryw
+        assert figures["read_on_primary"] + figures["read_on_replica"] >= 2, ryw
     assert "provenance" in report

@@ -38,6 +38,20 @@ from memoria_bench.cli.common import JSON_OPTION, SENTENCES_OPTION, count_label,
     help="Memories per second the ingest sends while the lag is sampled; 0: as fast as the service "
     "takes them.",
 )
+@click.option(
+    "--ryw-rounds",
+    type=click.IntRange(min=1),
+    default=30,
+    show_default=True,
+    help="Read-your-writes rounds: store a memory, recall it at once, recall it again --ryw-gap later.",
+)
+@click.option(
+    "--ryw-gap",
+    type=click.FloatRange(min=0),
+    default=1.0,
+    show_default=True,
+    help="Seconds between a round's two recalls.",
+)
 @SENTENCES_OPTION
 @JSON_OPTION
 def replica(
@@ -46,6 +60,8 @@ def replica(
     ingest_memories: int,
     ingest_clients: int,
     ingest_rate: float,
+    ryw_rounds: int,
+    ryw_gap: float,
     sentences: Path | None,
     json_out: Path | None,
 ) -> None:
@@ -65,6 +81,8 @@ def replica(
         ingest_memories=ingest_memories,
         ingest_clients=ingest_clients,
         ingest_rate=ingest_rate or None,
+        ryw_rounds=ryw_rounds,
+        ryw_gap_s=ryw_gap,
     )
     report = bench_replica(options, Console(stderr=True))
     print_report(report, Console(width=140))
